@@ -1,0 +1,23 @@
+# Every dependency comes from Debian's packages through find_package; nothing is downloaded.
+find_package(Threads REQUIRED)
+find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(SQLite3 REQUIRED)
+# CMake 4 names the imported target SQLite3::SQLite3; CMake 3.25 names it SQLite::SQLite3.
+if(TARGET SQLite3::SQLite3)
+  set(MQAJIT_SQLITE_TARGET SQLite3::SQLite3)
+elseif(TARGET SQLite::SQLite3)
+  set(MQAJIT_SQLITE_TARGET SQLite::SQLite3)
+else()
+  message(FATAL_ERROR "SQLite3 was found but exports no imported target; install libsqlite3-dev")
+endif()
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
+# Headers and nvcc only: libcuda and libnvrtc are opened with dlopen at run time.
+find_package(CUDAToolkit REQUIRED)
+if(MQAJIT_BUILD_TESTS)
+  find_package(doctest REQUIRED)
+endif()
+if(MQAJIT_BUILD_BENCHMARKS)
+  find_package(benchmark REQUIRED)
+endif()

@@ -1,0 +1,36 @@
+#pragma once
+// The one kernel argument every mqa_logits kernel takes (passed by value as a __grid_constant__).
+// Shared by host code and device code (nvcc and NVRTC): plain types only, no standard headers.
+
+struct alignas(64) MqaTensorMap {
+    // An opaque CUtensorMap (128 bytes, 64-byte aligned), filled on the host by
+    // cuTensorMapEncodeTiled for families that load with TMA; zero otherwise.
+    unsigned long long words[16];
+};
+
+struct MqaLogitsParams {
+    const unsigned char* q;     // e4m3 [S, H, D]: d stride 1, h stride D
+    const unsigned char* kv;    // e4m3 [N, D]: d stride 1
+    const float* kv_scales;     // [N]
+    const float* weights;       // [S, H]: h stride 1
+    const int* cu_starts;       // [S]
+    const int* cu_ends;         // [S]
+    float* logits;              // [S, N]: n stride 1
+
+    long long q_stride_s;       // elements
+    long long kv_stride_n;      // elements
+    long long weights_stride_s; // elements
+    long long logits_stride_s;  // elements
+
+    int seq_len;                // S
+    int seq_len_kv;             // N
+    int heads;                  // H (generated kernels also bake it in; checked on launch)
+    int head_dim;               // D
+    int clean_logits;           // 1: write -inf outside each row's window
+    int num_kv_splits;          // KV ranges per q-block, chosen at launch
+    int num_q_blocks;           // ceil(S / rows per block)
+    int reserved;
+
+    MqaTensorMap tma_q;         // 3-D map over q (d, h, s), for TMA families
+    MqaTensorMap tma_kv;        // 2-D map over kv (d, n), for TMA families
+};

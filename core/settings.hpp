@@ -1,0 +1,42 @@
+#pragma once
+// Every MQAJIT_* environment variable, read once into typed fields. No other file calls getenv.
+// The table of variables lives in docs/settings.md.
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mqajit {
+
+enum class LogLevel { trace, debug, info, warn, error, off };
+
+struct Settings {
+    LogLevel log_level = LogLevel::warn;
+    std::filesystem::path cache_dir;        // MQAJIT_CACHE_DIR, default <user cache>/mqajit
+    std::filesystem::path user_db_path;     // MQAJIT_TUNING_DB, default <cache_dir>/tuning.db
+    std::optional<std::filesystem::path> system_db_path;  // MQAJIT_SYSTEM_DB, default: the installed one
+    bool disable_jit = false;               // MQAJIT_DISABLE_JIT
+    bool disable_disk_cache = false;        // MQAJIT_DISABLE_DISK_CACHE
+    std::optional<std::string> arch_override;  // MQAJIT_ARCH
+    std::optional<std::string> cuda_driver_library;  // MQAJIT_CUDA_DRIVER_LIBRARY
+    std::optional<std::string> nvrtc_library;        // MQAJIT_NVRTC_LIBRARY
+    std::int64_t memory_cache_capacity = 256;        // MQAJIT_MEMORY_CACHE_CAPACITY (kernels)
+
+    using EnvLookup = std::function<std::optional<std::string>(std::string_view name)>;
+    // Parses strictly: a malformed value throws mqajit::Error naming the variable and what it accepts.
+    static Settings from_environment(const EnvLookup& lookup);
+    static Settings from_process_environment();
+};
+
+// The process-wide settings, read on first use.
+const Settings& settings();
+
+// Strict parsers, exposed for tests and for CLI flags that take the same values.
+bool parse_bool(std::string_view name, std::string_view value);
+std::int64_t parse_int(std::string_view name, std::string_view value);
+LogLevel parse_log_level(std::string_view name, std::string_view value);
+
+}  // namespace mqajit

@@ -1,0 +1,54 @@
+#include "mqajit/tensor.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <span>
+
+#include "core/check.hpp"
+
+namespace mqajit {
+
+std::string to_string(DType dtype) {
+    switch (dtype) {
+        case DType::float8_e4m3: return "float8_e4m3";
+        case DType::float32: return "float32";
+        case DType::int32: return "int32";
+    }
+    return "unknown";
+}
+
+std::int64_t element_size_bytes(DType dtype) { return dtype == DType::float8_e4m3 ? 1 : 4; }
+
+TensorView TensorView::contiguous(const void* data, DType dtype, std::initializer_list<std::int64_t> shape) {
+    MQAJIT_CHECK(shape.size() >= 1 && shape.size() <= kMaxRank, "a tensor has 1 to {} dimensions, not {}",
+                 kMaxRank, shape.size());
+    TensorView view;
+    view.data = const_cast<void*>(data);
+    view.dtype = dtype;
+    view.rank = static_cast<int>(shape.size());
+    std::copy(shape.begin(), shape.end(), view.shape.begin());
+    std::int64_t stride = 1;
+    for (int dim = view.rank - 1; dim >= 0; --dim) {
+        view.strides[dim] = stride;
+        stride *= view.shape[dim];
+    }
+    return view;
+}
+
+TensorView TensorView::strided(const void* data, DType dtype, std::initializer_list<std::int64_t> shape,
+                               std::initializer_list<std::int64_t> strides) {
+    MQAJIT_CHECK(shape.size() == strides.size(), "shape has {} dimensions but strides has {}", shape.size(),
+                 strides.size());
+    TensorView view = contiguous(data, dtype, shape);
+    std::copy(strides.begin(), strides.end(), view.strides.begin());
+    return view;
+}
+
+std::string TensorView::describe() const {
+    auto dims = std::span(shape.data(), static_cast<std::size_t>(rank));
+    auto steps = std::span(strides.data(), static_cast<std::size_t>(rank));
+    return fmt::format("{}[{}] strides [{}]", to_string(dtype), fmt::join(dims, ", "), fmt::join(steps, ", "));
+}
+
+}  // namespace mqajit

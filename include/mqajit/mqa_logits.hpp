@@ -1,0 +1,40 @@
+#pragma once
+// The MQA-logits operator ("lightning indexer"):
+//   logits[i, j] = kv_scales[j] * sum_h weights[i, h] * relu(dot(q[i, h, :], kv[j, :]))
+// for cu_starts[i] <= j < cu_ends[i] (clamped to [0, N)); -inf elsewhere when clean_logits is set.
+
+#include <string>
+
+#include "mqajit/tensor.hpp"
+
+namespace mqajit {
+
+// What served a call: filled in when MqaLogitsOptions::report points somewhere.
+struct DispatchReport {
+    std::string kernel;  // "baseline" or a variant name
+    std::string reason;  // why this kernel: tuned row, fallback cause, explicit request
+};
+
+struct MqaLogitsOptions {
+    bool clean_logits = true;
+    void* stream = nullptr;  // a CUstream (nullptr: the legacy default stream)
+    // Empty: the tuned table decides. "baseline": the pre-built kernel. Otherwise a variant name,
+    // which must be able to run here (an mqajit::Error says why not).
+    std::string variant;
+    DispatchReport* report = nullptr;
+};
+
+// q:          float8_e4m3 [S, H, D], d and h dense (strides [s_stride, D, 1])
+// kv:         float8_e4m3 [N, D], d dense
+// kv_scales:  float32 [N], dense
+// weights:    float32 [S, H], h dense
+// cu_starts:  int32 [S], dense;  cu_ends: int32 [S], dense
+// logits:     float32 [S, N], n dense, row stride >= N (padded rows are fine)
+// All pointers are device memory of the current context. The call is asynchronous on `stream`,
+// never synchronizes, and allocates nothing after the first call for a shape (graph-capturable).
+// Bad input raises mqajit::Error (invalid_argument) before anything is launched.
+void mqa_logits(const TensorView& q, const TensorView& kv, const TensorView& kv_scales,
+                const TensorView& weights, const TensorView& cu_starts, const TensorView& cu_ends,
+                const TensorView& logits, const MqaLogitsOptions& options = {});
+
+}  // namespace mqajit

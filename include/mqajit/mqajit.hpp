@@ -1,0 +1,6 @@
+#pragma once
+
+#include "mqajit/error.hpp"
+#include "mqajit/mqa_logits.hpp"
+#include "mqajit/tensor.hpp"
+#include "mqajit/version.hpp"

@@ -1,0 +1,51 @@
+#pragma once
+// A Compiler turns kernel source into a loadable binary for one arch. It needs no GPU, so it also
+// serves `mqajit aot` on a build machine.
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "codegen/embedded_file.hpp"
+
+namespace mqajit {
+
+struct CompileRequest {
+    std::string source;                       // the generated translation unit
+    std::string source_name;                  // e.g. "wgmma64x128x32_bkv128_r4_w2_lds3.cu", for logs
+    std::string kernel_name;                  // the extern "C" __global__ function to keep
+    std::string arch;                         // "sm_90a", "gfx950", ...
+    std::vector<std::string> options;         // extra compiler options (already in the cache key)
+    std::span<const EmbeddedFile> headers;    // headers the source may #include by name
+};
+
+struct ResourceUsage {
+    int registers = -1;          // per thread; -1 when the compiler did not say
+    int shared_bytes = -1;       // static shared memory
+    int spill_store_bytes = -1;
+    int spill_load_bytes = -1;
+    int stack_bytes = -1;
+    bool spills() const { return spill_store_bytes > 0 || spill_load_bytes > 0; }
+};
+
+struct CompileResult {
+    std::vector<char> binary;    // cubin (NVIDIA) or code object (AMD)
+    std::string log;             // the compiler's full log (warnings, ptxas -v)
+    ResourceUsage usage;         // parsed from the log
+};
+
+class Compiler {
+public:
+    virtual ~Compiler() = default;
+    virtual std::string name() const = 0;      // "nvrtc"
+    virtual std::string version() const = 0;   // "13.0"
+    // Options every compile gets, part of the cache key.
+    virtual std::vector<std::string> base_options(const std::string& arch) const = 0;
+    // Throws mqajit::Error(compile_failed) carrying the full log when compilation fails.
+    virtual CompileResult compile(const CompileRequest& request) const = 0;
+};
+
+// Parses a ptxas -v style log ("Used 168 registers, 0 bytes spill stores, ...") into ResourceUsage.
+ResourceUsage parse_ptxas_usage(const std::string& log);
+
+}  // namespace mqajit

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs mqajit's build dependencies from Debian's packages, then configures and builds into
+# ./build. Run as root on Debian 12 (or with sudo). The CUDA toolkit (nvcc, NVRTC headers) is
+# expected in /usr/local/cuda or on PATH; it is not a Debian package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake ninja-build pkg-config
+          libspdlog-dev libfmt-dev libsqlite3-dev sqlite3 doctest-dev libcli11-dev
+          libbenchmark-dev nlohmann-json3-dev pybind11-dev python3-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+command -v nvcc >/dev/null || { echo "setup: nvcc not found; install the CUDA toolkit (12.8 or newer) in /usr/local/cuda" >&2; exit 1; }
+
+build_type=${MQAJIT_BUILD_TYPE:-RelWithDebInfo}
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$build_type" -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" ${MQAJIT_CMAKE_ARGS:-}
+cmake --build build --parallel "$(nproc)"

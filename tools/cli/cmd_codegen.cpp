@@ -1,0 +1,10 @@
+#include "tools/cli/commands.hpp"
+
+namespace mqajit::cli {
+
+void add_codegen_command(CLI::App& app, CommandContext& context) {
+    (void)app;
+    (void)context;
+}
+
+}  // namespace mqajit::cli

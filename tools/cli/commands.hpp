@@ -1,0 +1,23 @@
+#pragma once
+// Each subcommand file registers itself on the root CLI::App. Exit codes: 0 success,
+// 1 a check failed, 2 bad usage (CLI11 parse errors and mqajit invalid_argument errors).
+
+#include <CLI/CLI.hpp>
+
+namespace mqajit::cli {
+
+enum ExitCode : int { kOk = 0, kCheckFailed = 1, kUsage = 2 };
+
+// Set by a subcommand's callback; main() returns it.
+struct CommandContext {
+    int exit_code = kOk;
+};
+
+void add_variants_command(CLI::App& app, CommandContext& context);   // cmd_variants.cpp
+void add_db_command(CLI::App& app, CommandContext& context);         // cmd_db.cpp
+void add_codegen_command(CLI::App& app, CommandContext& context);    // cmd_codegen.cpp
+void add_aot_command(CLI::App& app, CommandContext& context);        // cmd_aot.cpp
+void add_demo_command(CLI::App& app, CommandContext& context);       // cmd_demo.cpp
+void add_bench_command(CLI::App& app, CommandContext& context);      // cmd_bench.cpp
+
+}  // namespace mqajit::cli

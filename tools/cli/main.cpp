@@ -1,0 +1,33 @@
+#include <cstdio>
+
+#include "core/log.hpp"
+#include "mqajit/error.hpp"
+#include "mqajit/version.hpp"
+#include "tools/cli/commands.hpp"
+
+int main(int argc, char** argv) {
+    using namespace mqajit::cli;
+    CLI::App app{"mqajit: JIT kernels for the FP8 MQA-logits operator", "mqajit"};
+    app.set_version_flag("--version", mqajit::kVersion);
+    app.require_subcommand(1);
+    CommandContext context;
+    add_variants_command(app, context);
+    add_db_command(app, context);
+    add_codegen_command(app, context);
+    add_aot_command(app, context);
+    add_demo_command(app, context);
+    add_bench_command(app, context);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int code = app.exit(e);
+        return code == 0 ? kOk : kUsage;
+    } catch (const mqajit::Error& e) {
+        std::fprintf(stderr, "mqajit: %s\n", e.what());
+        return e.kind() == mqajit::ErrorKind::invalid_argument ? kUsage : kCheckFailed;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "mqajit: %s\n", e.what());
+        return kCheckFailed;
+    }
+    return context.exit_code;
+}

@@ -1,0 +1,119 @@
+// The wgmma + TMA family for sm_90a (codegen/templates/sm90_mqa_logits.cuh).
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "codegen/families.hpp"
+#include "codegen/templates.hpp"
+#include "codegen/templates/mqa_logits_params.cuh"
+#include "core/check.hpp"
+
+namespace mqajit {
+namespace {
+
+constexpr int kQBuffers = 2;
+// NOTES: units (q-block, KV split) per SM that the split heuristic aims for; several per SM even out
+// the causal imbalance between q-blocks while keeping each unit's re-load of Q cheap (from L2).
+constexpr int kUnitsPerMultiprocessor = 4;
+
+std::size_t shared_bytes(const Variant& v, int heads, int head_dim) {
+    const std::size_t kv_stage = static_cast<std::size_t>(v.bkv) * head_dim;
+    const std::size_t q_buffer = static_cast<std::size_t>(v.rows) * heads * head_dim;
+    const std::size_t barriers = 8 * (2 * v.stages + 2 * kQBuffers);
+    return 1024 + v.stages * kv_stage + kQBuffers * q_buffer + barriers;
+}
+
+std::string kernel_name(const Variant& v, int heads, int head_dim) {
+    return fmt::format("mqa_logits_{}_h{}_d{}", v.name(), heads, head_dim);
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+class Sm90WgmmaFamily final : public KernelFamily {
+public:
+    std::string name() const override { return "sm90_mqa_logits"; }
+    MatrixOp op() const override { return MatrixOp::wgmma; }
+
+    GeneratedKernel generate(const Variant& v, int heads, int head_dim, const Arch& arch) const override {
+        MQAJIT_CHECK_KIND(unsupported, arch.vendor == Vendor::nvidia && arch.number == 90 && arch.arch_specific,
+                          "variant {} uses wgmma, which needs sm_90a; the target is {}", v.name(), arch.name);
+        GeneratedKernel kernel;
+        kernel.kernel_name = kernel_name(v, heads, head_dim);
+        kernel.source = fmt::format(
+            "// mqajit generated: variant {}, heads {}, head_dim {}, arch {}\n"
+            "#include \"sm90_mqa_logits.cuh\"\n"
+            "MQA_SM90_KERNEL({}, {}, {}, {}, {}, {}, {})\n",
+            v.name(), heads, head_dim, arch.name, kernel.kernel_name, heads, head_dim, v.bkv, v.rows, v.warps,
+            v.stages);
+        kernel.headers = embedded_templates();
+        return kernel;
+    }
+
+    LaunchPlan plan(const Variant& v, const ProblemShape& shape, Device& device,
+                    MqaLogitsParams& params) const override {
+        const std::size_t smem = shared_bytes(v, shape.heads, shape.head_dim);
+        MQAJIT_CHECK_KIND(unsupported, smem <= device.max_shared_bytes_per_block(),
+                          "variant {} needs {} B of shared memory; the device allows {} B per block", v.name(),
+                          smem, device.max_shared_bytes_per_block());
+        const int sms = device.multiprocessor_count();
+        const std::int64_t num_q_blocks = ceil_div(shape.seq_len, v.rows);
+        const std::int64_t num_tiles = ceil_div(shape.seq_len_kv, v.bkv);
+        const std::int64_t wanted_units = static_cast<std::int64_t>(kUnitsPerMultiprocessor) * sms;
+        const std::int64_t num_splits = std::clamp<std::int64_t>(ceil_div(wanted_units, num_q_blocks), 1, num_tiles);
+
+        params.num_q_blocks = static_cast<int>(num_q_blocks);
+        params.num_kv_splits = static_cast<int>(num_splits);
+        encode_tensor_maps(v, shape, device, params);
+
+        LaunchPlan plan;
+        plan.num_q_blocks = params.num_q_blocks;
+        plan.num_kv_splits = params.num_kv_splits;
+        plan.uses_tensor_maps = true;
+        plan.config.grid_x = static_cast<unsigned>(std::min<std::int64_t>(num_q_blocks * num_splits, sms));
+        plan.config.block_x = static_cast<unsigned>((v.warps + 1) * 128);
+        plan.config.dynamic_shared_bytes = smem;
+        return plan;
+    }
+
+private:
+    static void encode_tensor_maps(const Variant& v, const ProblemShape& shape, Device& device,
+                                   MqaLogitsParams& params) {
+        const auto d = static_cast<std::uint64_t>(shape.head_dim);
+        TensorMapRequest q;
+        q.base = params.q;
+        q.rank = 3;
+        q.dims[0] = d;
+        q.dims[1] = static_cast<std::uint64_t>(shape.heads);
+        q.dims[2] = static_cast<std::uint64_t>(shape.seq_len);
+        q.strides_bytes[0] = d;  // h stride: rows of one query are dense
+        q.strides_bytes[1] = static_cast<std::uint64_t>(params.q_stride_s);
+        q.box[0] = static_cast<std::uint32_t>(d);
+        q.box[1] = static_cast<std::uint32_t>(shape.heads);
+        q.box[2] = static_cast<std::uint32_t>(v.rows);
+        q.element_bytes = 1;
+        q.swizzle_bytes = shape.head_dim;
+        device.encode_tensor_map(q, params.tma_q);
+
+        TensorMapRequest kv;
+        kv.base = params.kv;
+        kv.rank = 2;
+        kv.dims[0] = d;
+        kv.dims[1] = static_cast<std::uint64_t>(shape.seq_len_kv);
+        kv.strides_bytes[0] = static_cast<std::uint64_t>(params.kv_stride_n);
+        kv.box[0] = static_cast<std::uint32_t>(d);
+        kv.box[1] = static_cast<std::uint32_t>(v.bkv);
+        kv.element_bytes = 1;
+        kv.swizzle_bytes = shape.head_dim;
+        device.encode_tensor_map(kv, params.tma_kv);
+    }
+};
+
+}  // namespace
+
+const KernelFamily& sm90_wgmma_family() {
+    static const Sm90WgmmaFamily family;
+    return family;
+}
+
+}  // namespace mqajit

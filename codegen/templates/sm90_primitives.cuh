@@ -1,0 +1,110 @@
+#pragma once
+// Hopper (sm_90a) building blocks as inline PTX: mbarriers, TMA tile loads, wgmma fences and
+// shared-memory matrix descriptors, register reallocation. No standard headers (NVRTC speed).
+
+namespace mqa_sm90 {
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+__device__ __forceinline__ u32 shared_address(const void* pointer) {
+    return static_cast<u32>(__cvta_generic_to_shared(pointer));
+}
+
+// ---- mbarrier -------------------------------------------------------------------------------
+
+__device__ __forceinline__ void barrier_init(u64* barrier, u32 arrivals) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(barrier)), "r"(arrivals));
+}
+
+// NOTES: makes the initialised barriers visible to the TMA unit (async proxy) before first use.
+__device__ __forceinline__ void fence_barrier_init() {
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+__device__ __forceinline__ void barrier_arrive(u64* barrier) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(barrier)) : "memory");
+}
+
+__device__ __forceinline__ void barrier_arrive_expect_bytes(u64* barrier, u32 bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(barrier)),
+                 "r"(bytes)
+                 : "memory");
+}
+
+// Blocks until the barrier's phase with the given parity has completed.
+__device__ __forceinline__ void barrier_wait(u64* barrier, u32 parity) {
+    asm volatile(
+        "{\n"
+        ".reg .pred done;\n"
+        "WAIT_%=:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT_%=;\n"
+        "}\n" ::"r"(shared_address(barrier)),
+        "r"(parity)
+        : "memory");
+}
+
+// ---- TMA ------------------------------------------------------------------------------------
+
+__device__ __forceinline__ void prefetch_tensor_map(const void* tensor_map) {
+    asm volatile("prefetch.tensormap [%0];" ::"l"(tensor_map) : "memory");
+}
+
+__device__ __forceinline__ void tma_load_2d(void* destination, const void* tensor_map, u64* barrier, int x, int y) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::
+            "r"(shared_address(destination)),
+        "l"(tensor_map), "r"(x), "r"(y), "r"(shared_address(barrier))
+        : "memory");
+}
+
+__device__ __forceinline__ void tma_load_3d(void* destination, const void* tensor_map, u64* barrier, int x, int y,
+                                            int z) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::
+            "r"(shared_address(destination)),
+        "l"(tensor_map), "r"(x), "r"(y), "r"(z), "r"(shared_address(barrier))
+        : "memory");
+}
+
+// ---- wgmma ----------------------------------------------------------------------------------
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPending) : "memory");
+}
+
+// Keeps the compiler from moving accumulator reads across wgmma_wait.
+__device__ __forceinline__ void fence_operand(float& value) { asm volatile("" : "+f"(value)::"memory"); }
+
+// A K-major operand tile in shared memory whose rows are `kRowBytes` (64 or 128) bytes long,
+// written by TMA with the matching swizzle (64B or 128B). Eight rows form one swizzle atom.
+template <int kRowBytes>
+__device__ __forceinline__ u64 matrix_descriptor(const void* tile_start) {
+    static_assert(kRowBytes == 64 || kRowBytes == 128, "rows of 64 or 128 bytes");
+    constexpr u64 kLayout = kRowBytes == 128 ? 1ull : 2ull;  // 1: 128B swizzle, 2: 64B swizzle
+    constexpr u64 kAtomBytes = 8ull * kRowBytes;             // distance between 8-row groups
+    u64 descriptor = 0;
+    descriptor |= static_cast<u64>((shared_address(tile_start) & 0x3FFFF) >> 4);
+    descriptor |= static_cast<u64>(1) << 16;  // leading byte offset: unused for swizzled K-major
+    descriptor |= (kAtomBytes >> 4) << 32;
+    descriptor |= kLayout << 62;
+    return descriptor;
+}
+
+// ---- registers ------------------------------------------------------------------------------
+
+template <int kRegisters>
+__device__ __forceinline__ void registers_release() {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegisters));
+}
+template <int kRegisters>
+__device__ __forceinline__ void registers_claim() {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegisters));
+}
+
+}  // namespace mqa_sm90

@@ -1,0 +1,23 @@
+#include "mqajit/mqa_logits.hpp"
+
+#include "runtime/dispatch.hpp"
+#include "runtime/mqa_logits_args.hpp"
+
+namespace mqajit {
+
+void mqa_logits(const TensorView& q, const TensorView& kv, const TensorView& kv_scales, const TensorView& weights,
+                const TensorView& cu_starts, const TensorView& cu_ends, const TensorView& logits,
+                const MqaLogitsOptions& options) {
+    MqaLogitsArgs args =
+        make_mqa_logits_args(q, kv, kv_scales, weights, cu_starts, cu_ends, logits, options.clean_logits);
+    Dispatcher::instance().run(args, options);
+}
+
+void mqa_logits_reference(const TensorView& q, const TensorView& kv, const TensorView& kv_scales,
+                          const TensorView& weights, const TensorView& cu_starts, const TensorView& cu_ends,
+                          const TensorView& logits, bool clean_logits, void* stream) {
+    MqaLogitsArgs args = make_mqa_logits_args(q, kv, kv_scales, weights, cu_starts, cu_ends, logits, clean_logits);
+    Dispatcher::instance().run_reference(args, stream);
+}
+
+}  // namespace mqajit

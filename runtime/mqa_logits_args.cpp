@@ -1,0 +1,113 @@
+#include "runtime/mqa_logits_args.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <utility>
+
+#include "core/check.hpp"
+
+namespace mqajit {
+namespace {
+
+constexpr std::int64_t kMaxIndex = std::numeric_limits<std::int32_t>::max();
+
+void check_tensor(const TensorView& t, const char* name, DType dtype, int rank, const char* layout) {
+    MQAJIT_CHECK(t.data != nullptr, "{} is a null pointer; pass device memory holding {} {}", name,
+                 to_string(dtype), layout);
+    MQAJIT_CHECK(t.dtype == dtype, "{} has dtype {}; it must be {} {}", name, to_string(t.dtype), to_string(dtype),
+                 layout);
+    MQAJIT_CHECK(t.rank == rank, "{} has {} dimensions ({}); it must be {} {}", name, t.rank, t.describe(),
+                 to_string(dtype), layout);
+    for (int dim = 0; dim < rank; ++dim) {
+        MQAJIT_CHECK(t.size(dim) >= 1 && t.size(dim) <= kMaxIndex, "{} dimension {} is {}; sizes must be 1 to {}",
+                     name, dim, t.size(dim), kMaxIndex);
+    }
+}
+
+void check_size(const TensorView& t, const char* name, int dim, std::int64_t expected, const char* what) {
+    MQAJIT_CHECK(t.size(dim) == expected, "{} is {} but dimension {} must equal {} = {}", name, t.describe(), dim,
+                 what, expected);
+}
+
+void check_dense_inner(const TensorView& t, const char* name) {
+    MQAJIT_CHECK(t.stride(t.rank - 1) == 1, "{} is {}: its last dimension must be dense (stride 1)", name,
+                 t.describe());
+}
+
+bool aligned(const void* pointer, std::uintptr_t bytes) {
+    return reinterpret_cast<std::uintptr_t>(pointer) % bytes == 0;
+}
+
+}  // namespace
+
+MqaLogitsArgs make_mqa_logits_args(const TensorView& q, const TensorView& kv, const TensorView& kv_scales,
+                                   const TensorView& weights, const TensorView& cu_starts, const TensorView& cu_ends,
+                                   const TensorView& logits, bool clean_logits) {
+    check_tensor(q, "q", DType::float8_e4m3, 3, "[S, H, D]");
+    check_tensor(kv, "kv", DType::float8_e4m3, 2, "[N, D]");
+    check_tensor(kv_scales, "kv_scales", DType::float32, 1, "[N]");
+    check_tensor(weights, "weights", DType::float32, 2, "[S, H]");
+    check_tensor(cu_starts, "cu_starts", DType::int32, 1, "[S]");
+    check_tensor(cu_ends, "cu_ends", DType::int32, 1, "[S]");
+    check_tensor(logits, "logits", DType::float32, 2, "[S, N]");
+
+    const std::int64_t s = q.size(0), h = q.size(1), d = q.size(2), n = kv.size(0);
+    MQAJIT_CHECK_KIND(unsupported, h == 32 || h == 64, "q has {} heads; supported: 32 (GLM-5) and 64 (DeepSeek-V3.2)",
+                      h);
+    MQAJIT_CHECK_KIND(unsupported, d == 64 || d == 128, "head_dim is {}; supported: 64, 128", d);
+    check_size(kv, "kv", 1, d, "head_dim D from q");
+    check_size(kv_scales, "kv_scales", 0, n, "N from kv");
+    check_size(weights, "weights", 0, s, "S from q");
+    check_size(weights, "weights", 1, h, "H from q");
+    check_size(cu_starts, "cu_starts", 0, s, "S from q");
+    check_size(cu_ends, "cu_ends", 0, s, "S from q");
+    check_size(logits, "logits", 0, s, "S from q");
+    check_size(logits, "logits", 1, n, "N from kv");
+
+    const std::pair<const TensorView*, const char*> named[] = {
+        {&q, "q"}, {&kv, "kv"}, {&kv_scales, "kv_scales"}, {&weights, "weights"},
+        {&cu_starts, "cu_starts"}, {&cu_ends, "cu_ends"}, {&logits, "logits"}};
+    for (const auto& [tensor, name] : named) check_dense_inner(*tensor, name);
+    MQAJIT_CHECK(q.stride(1) == d, "q is {}: heads of one query must be contiguous (h stride = D = {})", q.describe(),
+                 d);
+    MQAJIT_CHECK(q.stride(0) >= h * d && q.stride(0) % 16 == 0,
+                 "q is {}: the row stride must be >= H*D = {} and a multiple of 16 bytes", q.describe(), h * d);
+    MQAJIT_CHECK(kv.stride(0) >= d && kv.stride(0) % 16 == 0,
+                 "kv is {}: the row stride must be >= D = {} and a multiple of 16 bytes", kv.describe(), d);
+    MQAJIT_CHECK(weights.stride(0) >= h, "weights is {}: the row stride must be >= H = {}", weights.describe(), h);
+    MQAJIT_CHECK(logits.stride(0) >= n,
+                 "logits is {}: the row stride must be >= N = {} (padded rows are fine, overlapping rows are not)",
+                 logits.describe(), n);
+    MQAJIT_CHECK(aligned(q.data, 16) && aligned(kv.data, 16), "q and kv must start on 16-byte boundaries (got {} and {})",
+                 q.data, kv.data);
+    MQAJIT_CHECK(aligned(kv_scales.data, 4) && aligned(weights.data, 4) && aligned(logits.data, 4) &&
+                     aligned(cu_starts.data, 4) && aligned(cu_ends.data, 4),
+                 "kv_scales, weights, cu_starts, cu_ends and logits must be 4-byte aligned");
+    MQAJIT_CHECK(s * logits.stride(0) < (std::int64_t{1} << 62), "logits is too large to index");
+
+    MqaLogitsArgs args;
+    args.shape = ProblemShape{.heads = static_cast<int>(h), .head_dim = static_cast<int>(d), .seq_len = s,
+                              .seq_len_kv = n};
+    MqaLogitsParams& p = args.params;
+    p.q = static_cast<const unsigned char*>(q.data);
+    p.kv = static_cast<const unsigned char*>(kv.data);
+    p.kv_scales = static_cast<const float*>(kv_scales.data);
+    p.weights = static_cast<const float*>(weights.data);
+    p.cu_starts = static_cast<const int*>(cu_starts.data);
+    p.cu_ends = static_cast<const int*>(cu_ends.data);
+    p.logits = static_cast<float*>(logits.data);
+    p.q_stride_s = q.stride(0);
+    p.kv_stride_n = kv.stride(0);
+    p.weights_stride_s = weights.stride(0);
+    p.logits_stride_s = logits.stride(0);
+    p.seq_len = static_cast<int>(s);
+    p.seq_len_kv = static_cast<int>(n);
+    p.heads = static_cast<int>(h);
+    p.head_dim = static_cast<int>(d);
+    p.clean_logits = clean_logits ? 1 : 0;
+    p.num_kv_splits = 1;
+    p.num_q_blocks = 1;
+    return args;
+}
+
+}  // namespace mqajit

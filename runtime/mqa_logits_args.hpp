@@ -1,0 +1,21 @@
+#pragma once
+// Checks mqa_logits() arguments and turns them into the kernel argument, before anything launches.
+
+#include "codegen/kernel_family.hpp"
+#include "codegen/templates/mqa_logits_params.cuh"
+#include "mqajit/tensor.hpp"
+
+namespace mqajit {
+
+struct MqaLogitsArgs {
+    ProblemShape shape;
+    MqaLogitsParams params{};
+};
+
+// Throws Error(invalid_argument) saying what is wrong and what is allowed; Error(unsupported) for
+// valid but unsupported heads/head_dim.
+MqaLogitsArgs make_mqa_logits_args(const TensorView& q, const TensorView& kv, const TensorView& kv_scales,
+                                   const TensorView& weights, const TensorView& cu_starts, const TensorView& cu_ends,
+                                   const TensorView& logits, bool clean_logits);
+
+}  // namespace mqajit

@@ -1,0 +1,95 @@
+#include "tools/common/device_problem.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace mqajit::tools {
+namespace {
+
+template <typename T>
+std::unique_ptr<DeviceBuffer> upload(Device& device, const std::vector<T>& values) {
+    auto buffer = device.allocate(values.size() * sizeof(T));
+    device.copy_to_device(buffer->data(), values.data(), values.size() * sizeof(T));
+    return buffer;
+}
+
+}  // namespace
+
+DeviceProblem::DeviceProblem(Device& device, const HostProblem& problem) : device_(device), host_(problem) {
+    q_ = upload(device, problem.q);
+    kv_ = upload(device, problem.kv);
+    kv_scales_ = upload(device, problem.kv_scales);
+    weights_ = upload(device, problem.weights);
+    cu_starts_ = upload(device, problem.cu_starts);
+    cu_ends_ = upload(device, problem.cu_ends);
+    logits_ = device.allocate(static_cast<std::size_t>(problem.seq_len) * problem.logits_row_stride * sizeof(float));
+    poison_logits();
+}
+
+DeviceProblem::Views DeviceProblem::views() const {
+    const HostProblem& p = host_;
+    return Views{
+        .q = TensorView::contiguous(q_->data(), DType::float8_e4m3, {p.seq_len, p.heads, p.head_dim}),
+        .kv = TensorView::contiguous(kv_->data(), DType::float8_e4m3, {p.seq_len_kv, p.head_dim}),
+        .kv_scales = TensorView::contiguous(kv_scales_->data(), DType::float32, {p.seq_len_kv}),
+        .weights = TensorView::contiguous(weights_->data(), DType::float32, {p.seq_len, p.heads}),
+        .cu_starts = TensorView::contiguous(cu_starts_->data(), DType::int32, {p.seq_len}),
+        .cu_ends = TensorView::contiguous(cu_ends_->data(), DType::int32, {p.seq_len}),
+        .logits = TensorView::strided(logits_->data(), DType::float32, {p.seq_len, p.seq_len_kv},
+                                      {p.logits_row_stride, 1}),
+    };
+}
+
+void DeviceProblem::poison_logits(void* stream) {
+    device_.fill_u32(logits_->data(), kPoisonBits, logits_->size() / sizeof(float), stream);
+}
+
+std::vector<float> DeviceProblem::download_logits() const {
+    std::vector<float> out(logits_->size() / sizeof(float));
+    device_.copy_to_host(out.data(), logits_->data(), logits_->size());
+    return out;
+}
+
+void DeviceProblem::run(const MqaLogitsOptions& options) const {
+    const Views v = views();
+    mqa_logits(v.q, v.kv, v.kv_scales, v.weights, v.cu_starts, v.cu_ends, v.logits, options);
+}
+
+void DeviceProblem::run_reference(bool clean_logits, void* stream) const {
+    const Views v = views();
+    mqa_logits_reference(v.q, v.kv, v.kv_scales, v.weights, v.cu_starts, v.cu_ends, v.logits, clean_logits, stream);
+}
+
+std::string CheckResult::summary() const {
+    return fmt::format("{}: {}{}", kernel, comparison.summary(), deterministic ? "" : "; NOT bitwise deterministic");
+}
+
+CheckResult check_against_reference(DeviceProblem& problem, const MqaLogitsOptions& options) {
+    problem.poison_logits();
+    problem.run_reference(options.clean_logits);
+    const std::vector<float> expected = problem.download_logits();
+
+    CheckResult result;
+    DispatchReport report;
+    MqaLogitsOptions run_options = options;
+    run_options.report = &report;
+    problem.poison_logits();
+    problem.run(run_options);
+    const std::vector<float> first = problem.download_logits();
+    result.kernel = report.kernel;
+    result.comparison = compare_logits(problem.host(), first, expected, options.clean_logits);
+
+    problem.poison_logits();
+    problem.run(run_options);
+    const std::vector<float> second = problem.download_logits();
+    const HostProblem& p = problem.host();
+    for (int i = 0; i < p.seq_len && result.deterministic; ++i) {
+        const std::size_t row = static_cast<std::size_t>(i) * p.logits_row_stride;
+        result.deterministic =
+            std::memcmp(first.data() + row, second.data() + row, sizeof(float) * p.seq_len_kv) == 0;
+    }
+    return result;
+}
+
+}  // namespace mqajit::tools

@@ -44,6 +44,8 @@ public:
     virtual MatrixOp op() const = 0;
     // The generated source for `variant` at (heads, head_dim) on `arch`.
     virtual GeneratedKernel generate(const Variant& variant, int heads, int head_dim, const Arch& arch) const = 0;
+    // Dynamic shared memory one block of `variant` uses at (heads, head_dim).
+    virtual std::size_t shared_bytes(const Variant& variant, int heads, int head_dim) const = 0;
     // Grid, block and shared memory for one call; fills the launch-time fields of `params`
     // (num_kv_splits, num_q_blocks, tensor maps through `device`).
     virtual LaunchPlan plan(const Variant& variant, const ProblemShape& shape, Device& device,

@@ -17,7 +17,7 @@ constexpr int kQBuffers = 2;
 // the causal imbalance between q-blocks while keeping each unit's re-load of Q cheap (from L2).
 constexpr int kUnitsPerMultiprocessor = 4;
 
-std::size_t shared_bytes(const Variant& v, int heads, int head_dim) {
+std::size_t sm90_shared_bytes(const Variant& v, int heads, int head_dim) {
     const std::size_t kv_stage = static_cast<std::size_t>(v.bkv) * head_dim;
     const std::size_t q_buffer = static_cast<std::size_t>(v.rows) * heads * head_dim;
     const std::size_t barriers = 8 * (2 * v.stages + 2 * kQBuffers);
@@ -50,9 +50,13 @@ public:
         return kernel;
     }
 
+    std::size_t shared_bytes(const Variant& v, int heads, int head_dim) const override {
+        return sm90_shared_bytes(v, heads, head_dim);
+    }
+
     LaunchPlan plan(const Variant& v, const ProblemShape& shape, Device& device,
                     MqaLogitsParams& params) const override {
-        const std::size_t smem = shared_bytes(v, shape.heads, shape.head_dim);
+        const std::size_t smem = sm90_shared_bytes(v, shape.heads, shape.head_dim);
         MQAJIT_CHECK_KIND(unsupported, smem <= device.max_shared_bytes_per_block(),
                           "variant {} needs {} B of shared memory; the device allows {} B per block", v.name(),
                           smem, device.max_shared_bytes_per_block());

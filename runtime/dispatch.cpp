@@ -123,25 +123,30 @@ void Dispatcher::report_jit_failure(const Variant& variant, const std::string& w
     });
 }
 
+KernelKey kernel_key_for(const Variant& variant, int heads, int head_dim, const Arch& arch, const Compiler& compiler) {
+    return KernelKey{.family = family_for(variant).name(),
+                     .variant = fmt::format("{}_h{}_d{}", variant.name(), heads, head_dim),
+                     .arch = arch.name,
+                     .options_fingerprint = fmt::format("{}-{}", compiler.name(), compiler.version())};
+}
+
+CompileRequest compile_request_for(const Variant& variant, int heads, int head_dim, const Arch& arch) {
+    GeneratedKernel generated = family_for(variant).generate(variant, heads, head_dim, arch);
+    CompileRequest request;
+    request.source = std::move(generated.source);
+    request.source_name = fmt::format("{}_h{}_d{}.cu", variant.name(), heads, head_dim);
+    request.kernel_name = std::move(generated.kernel_name);
+    request.arch = arch.name;
+    request.options = std::move(generated.options);
+    request.headers = generated.headers;
+    return request;
+}
+
 std::shared_ptr<LoadedKernel> Dispatcher::jit_kernel(Device& device, const Variant& variant, const ProblemShape& shape) {
-    const KernelFamily& family = family_for(variant);
     const Compiler& compiler = backend_.compiler();
     const Arch arch = Arch::parse(device.arch());
-    const KernelKey key{.family = family.name(),
-                        .variant = fmt::format("{}_h{}_d{}", variant.name(), shape.heads, shape.head_dim),
-                        .arch = arch.name,
-                        .options_fingerprint = fmt::format("{}-{}", compiler.name(), compiler.version())};
-    return cache_.get(device, compiler, key, [&] {
-        GeneratedKernel generated = family.generate(variant, shape.heads, shape.head_dim, arch);
-        CompileRequest request;
-        request.source = std::move(generated.source);
-        request.source_name = variant.name() + ".cu";
-        request.kernel_name = std::move(generated.kernel_name);
-        request.arch = arch.name;
-        request.options = std::move(generated.options);
-        request.headers = generated.headers;
-        return request;
-    });
+    return cache_.get(device, compiler, kernel_key_for(variant, shape.heads, shape.head_dim, arch, compiler),
+                      [&] { return compile_request_for(variant, shape.heads, shape.head_dim, arch); });
 }
 
 void Dispatcher::launch_variant(Device& device, const Variant& variant, MqaLogitsArgs& args, void* stream) {

@@ -18,6 +18,10 @@
 
 namespace mqajit {
 
+// The cache key and the compile request of a generated kernel: shared by dispatch and `mqajit aot`.
+KernelKey kernel_key_for(const Variant& variant, int heads, int head_dim, const Arch& arch, const Compiler& compiler);
+CompileRequest compile_request_for(const Variant& variant, int heads, int head_dim, const Arch& arch);
+
 // Which kernel serves a shape on a device, and why.
 struct KernelChoice {
     std::optional<Variant> variant;  // nullopt: the baseline

@@ -37,4 +37,10 @@ void mqa_logits(const TensorView& q, const TensorView& kv, const TensorView& kv_
                 const TensorView& weights, const TensorView& cu_starts, const TensorView& cu_ends,
                 const TensorView& logits, const MqaLogitsOptions& options = {});
 
+// The same operator computed by an obviously correct kernel (fp32 on CUDA cores, one thread per
+// output): slow, for checking results. Same argument rules as mqa_logits().
+void mqa_logits_reference(const TensorView& q, const TensorView& kv, const TensorView& kv_scales,
+                          const TensorView& weights, const TensorView& cu_starts, const TensorView& cu_ends,
+                          const TensorView& logits, bool clean_logits = true, void* stream = nullptr);
+
 }  // namespace mqajit

@@ -1,10 +1,138 @@
+// mqajit aot --arch A [--variants all|table|NAME...]: compiles kernels into the disk cache with no
+// GPU present, reports each one's registers, shared memory and spills, and fails on a spill.
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "codegen/families.hpp"
+#include "core/log.hpp"
+#include "core/settings.hpp"
+#include "runtime/backend.hpp"
+#include "runtime/dispatch.hpp"
+#include "tools/cli/arch_option.hpp"
 #include "tools/cli/commands.hpp"
+#include "tuning_db/tuning_db.hpp"
+#include "variants/registry.hpp"
 
 namespace mqajit::cli {
+namespace {
+
+struct AotTarget {
+    Variant variant;
+    int heads;
+    int head_dim;
+};
+
+std::vector<AotTarget> select_targets(const Arch& arch, const std::vector<std::string>& selection,
+                                      const std::vector<int>& heads_list, const std::vector<int>& head_dims) {
+    const auto& registry = VariantRegistry::instance();
+    std::vector<AotTarget> targets;
+    std::set<std::tuple<std::string, int, int>> seen;
+    auto add = [&](const Variant& v, int h, int d) {
+        if (registry.supports(arch, h, d, v).ok && seen.emplace(v.name(), h, d).second) targets.push_back({v, h, d});
+    };
+    for (const std::string& item : selection) {
+        if (item == "all") {
+            for (int h : heads_list)
+                for (int d : head_dims)
+                    for (const Variant& v : registry.variants(arch, h, d)) add(v, h, d);
+        } else if (item == "table") {
+            for (const TunedRow& row : TuningDb::instance().rows()) {
+                if (row.key.arch == arch.name && row.backend == "jit")
+                    add(Variant::parse(row.variant), row.key.heads, row.key.head_dim);
+            }
+        } else {
+            const Variant v = Variant::parse(item);
+            bool any = false;
+            for (int h : heads_list) {
+                for (int d : head_dims) {
+                    const Support support = registry.supports(arch, h, d, v);
+                    if (support.ok) {
+                        add(v, h, d);
+                        any = true;
+                    } else if (heads_list.size() == 1 && head_dims.size() == 1) {
+                        MQAJIT_FAIL(invalid_argument, "{} cannot run on {}: {}", v.name(), arch.name, support.reason);
+                    }
+                }
+            }
+            MQAJIT_CHECK(any, "{} runs on {} at none of the requested heads/head_dim", v.name(), arch.name);
+        }
+    }
+    return targets;
+}
+
+}  // namespace
 
 void add_aot_command(CLI::App& app, CommandContext& context) {
-    (void)app;
-    (void)context;
+    struct Options {
+        std::optional<std::string> arch;
+        std::vector<std::string> variants{"all"};
+        std::vector<int> heads{32, 64};
+        std::vector<int> head_dims{128};
+        bool json = false;
+    };
+    auto options = std::make_shared<Options>();
+    CLI::App* command = app.add_subcommand("aot", "Compile kernels ahead of time into the kernel cache (no GPU needed)");
+    command->add_option("--arch", options->arch, "Target arch, e.g. sm_90a (default: MQAJIT_ARCH)");
+    command->add_option("--variants", options->variants, "all, table (the tuned rows' variants) or variant names")
+        ->expected(1, -1);
+    command->add_option("--heads", options->heads, "Head counts to build for")->check(CLI::IsMember({32, 64}));
+    command->add_option("--head-dim", options->head_dims, "Head dims to build for")->check(CLI::IsMember({64, 128}));
+    command->add_flag("--json", options->json, "Print JSON");
+    command->callback([options, &context] {
+        const Arch arch = resolve_arch(options->arch);
+        const std::vector<AotTarget> targets = select_targets(arch, options->variants, options->heads, options->head_dims);
+        MQAJIT_CHECK(!targets.empty(), "no variant to build for {} (try --variants all)", arch.name);
+        const Compiler& compiler = backend_for(arch).compiler();
+        KernelCache cache(DiskCache(settings().cache_dir / "kernels"), 1);
+
+        nlohmann::json rows = nlohmann::json::array();
+        int failures = 0;
+        if (!options->json) {
+            fmt::print("compiling {} kernel(s) for {} with {} {} into {}\n", targets.size(), arch.name, compiler.name(),
+                       compiler.version(), (settings().cache_dir / "kernels").string());
+            fmt::print("{:<40} {:>3} {:>4} {:>5} {:>9} {:>6} {:>6} {:>9}  {}\n", "variant", "H", "D", "regs",
+                       "smem B", "spillS", "spillL", "ms", "status");
+        }
+        for (const AotTarget& t : targets) {
+            nlohmann::json row{{"variant", t.variant.name()}, {"heads", t.heads}, {"head_dim", t.head_dim}};
+            std::string status;
+            try {
+                const auto result = cache.compile_ahead_of_time(
+                    compiler, kernel_key_for(t.variant, t.heads, t.head_dim, arch, compiler),
+                    [&] { return compile_request_for(t.variant, t.heads, t.head_dim, arch); });
+                const std::size_t smem = family_for(t.variant).shared_bytes(t.variant, t.heads, t.head_dim) +
+                                         static_cast<std::size_t>(std::max(0, result.usage.shared_bytes));
+                status = result.usage.spills() ? "SPILL" : (result.from_cache ? "cached" : "built");
+                if (result.usage.spills()) ++failures;
+                row.update({{"registers", result.usage.registers}, {"shared_bytes", smem},
+                            {"spill_store_bytes", result.usage.spill_store_bytes},
+                            {"spill_load_bytes", result.usage.spill_load_bytes}, {"compile_ms", result.compile_ms},
+                            {"from_cache", result.from_cache}, {"entry", result.entry.string()}, {"status", status}});
+                if (!options->json) {
+                    fmt::print("{:<40} {:>3} {:>4} {:>5} {:>9} {:>6} {:>6} {:>9.0f}  {}\n", t.variant.name(), t.heads,
+                               t.head_dim, result.usage.registers, smem, result.usage.spill_store_bytes,
+                               result.usage.spill_load_bytes, result.compile_ms, status);
+                }
+            } catch (const Error& e) {
+                ++failures;
+                row.update({{"status", "FAILED"}, {"error", e.what()}});
+                if (!options->json) fmt::print("{:<40} {:>3} {:>4}  FAILED: {}\n", t.variant.name(), t.heads, t.head_dim, e.what());
+            }
+            rows.push_back(row);
+        }
+        if (options->json) {
+            fmt::print("{}\n", rows.dump(2));
+        } else {
+            fmt::print("{} of {} kernel(s) ok{}\n", targets.size() - failures, targets.size(),
+                       failures ? "; spills or compile failures above" : "");
+        }
+        context.exit_code = failures ? kCheckFailed : kOk;
+    });
 }
 
 }  // namespace mqajit::cli

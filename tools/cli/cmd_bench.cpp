@@ -1,10 +1,105 @@
+// mqajit bench: times mqa_logits on the GLM-5 (or given) shapes with causal masks against the
+// baseline kernel in the same run; CUDA events, L2 flushed before each run, median.
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/check.hpp"
+#include "runtime/backend.hpp"
+#include "runtime/dispatch.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/common/device_problem.hpp"
+#include "tools/common/roofline.hpp"
+#include "tools/common/shapes.hpp"
+#include "tools/common/timing.hpp"
 
 namespace mqajit::cli {
+namespace {
+
+struct BenchOptions {
+    std::string shapes = "glm5";
+    std::string variant;  // empty: what dispatch picks
+    int runs = 50;
+    int warmup = 5;
+    bool check = false;
+    bool json = false;
+};
+
+std::vector<tools::BenchShape> load_shapes(const std::string& spec) {
+    if (spec == "glm5") return tools::glm5_shapes();
+    if (spec == "deepseek") return tools::deepseek_v32_shapes();
+    return tools::read_shapes_csv(spec);
+}
+
+}  // namespace
 
 void add_bench_command(CLI::App& app, CommandContext& context) {
-    (void)app;
-    (void)context;
+    auto options = std::make_shared<BenchOptions>();
+    CLI::App* command = app.add_subcommand("bench", "Time mqa_logits against the baseline kernel on the GPU");
+    command->add_option("--shapes", options->shapes, "glm5 (default), deepseek, or a CSV with seq_len,seq_len_kv[,heads,head_dim]");
+    command->add_option("--variant", options->variant, "Time this variant (or 'baseline') instead of the tuned choice");
+    command->add_option("--runs", options->runs, "Timed runs per kernel (median reported)")->check(CLI::Range(3, 100000));
+    command->add_option("--warmup", options->warmup, "Warm-up runs per kernel")->check(CLI::Range(0, 1000));
+    command->add_flag("--check", options->check, "Also check each kernel against the reference once");
+    command->add_flag("--json", options->json, "Print JSON");
+    command->callback([options, &context] {
+        const DriverStatus status = backend_for(Vendor::nvidia).driver_status();
+        MQAJIT_CHECK_KIND(unsupported, status.available, "bench needs a GPU: {}", status.message);
+        Device& device = *backend_for(Vendor::nvidia).current_device();
+        const auto shapes = load_shapes(options->shapes);
+        tools::DeviceTimer timer(device);
+        const tools::TimingOptions timing_options{.warmup_runs = options->warmup, .timed_runs = options->runs};
+
+        nlohmann::json rows = nlohmann::json::array();
+        int failures = 0;
+        if (!options->json) {
+            fmt::print("# {} ({}, {} SMs), causal masks, median of {} runs, L2 flushed\n", device.name(), device.arch(),
+                       device.multiprocessor_count(), options->runs);
+            fmt::print("{:>3} {:>6} {:>6}  {:<36} {:>9} {:>7} {:>9} {:>7} {:>8} {:>7}\n", "H", "S", "N", "kernel", "us",
+                       "TFLOP/s", "base us", "speedup", "floor us", "%floor");
+        }
+        std::uint64_t seed = 1;
+        for (const tools::BenchShape& s : shapes) {
+            tools::DeviceProblem problem(device, tools::make_problem(s.seq_len, s.seq_len_kv, s.heads, s.head_dim,
+                                                                     tools::MaskKind::causal, seed++));
+            const ProblemShape shape{.heads = s.heads, .head_dim = s.head_dim, .seq_len = s.seq_len, .seq_len_kv = s.seq_len_kv};
+            const KernelChoice choice = Dispatcher::instance().choose(shape, options->variant);
+            const std::string kernel = choice.variant ? choice.variant->name() : "baseline";
+            auto time_kernel = [&](const std::string& variant) {
+                return timer.time([&](void* stream) { problem.run(MqaLogitsOptions{.stream = stream, .variant = variant}); },
+                                  timing_options);
+            };
+            const tools::Timing chosen = time_kernel(options->variant);
+            const tools::Timing baseline = time_kernel("baseline");
+            const double flops = problem.host().flops();
+            const double floor = tools::floor_us(flops, s.seq_len, s.seq_len_kv);
+            std::string verdict;
+            if (options->check) {
+                for (const std::string& variant : {options->variant, std::string("baseline")}) {
+                    const auto result = tools::check_against_reference(problem, MqaLogitsOptions{.variant = variant});
+                    if (!result.passed(tools::kMaxCalcDiff)) {
+                        ++failures;
+                        verdict += fmt::format(" CHECK FAILED {}", result.summary());
+                    }
+                }
+            }
+            rows.push_back({{"heads", s.heads}, {"head_dim", s.head_dim}, {"seq_len", s.seq_len},
+                            {"seq_len_kv", s.seq_len_kv}, {"kernel", kernel}, {"reason", choice.reason},
+                            {"us", chosen.median_us}, {"min_us", chosen.min_us}, {"tflops", flops / chosen.median_us * 1e-6},
+                            {"baseline_us", baseline.median_us}, {"floor_us", floor}, {"runs", chosen.runs},
+                            {"checked", options->check}, {"check_failed", !verdict.empty()}});
+            if (!options->json) {
+                fmt::print("{:>3} {:>6} {:>6}  {:<36} {:>9.1f} {:>7.0f} {:>9.1f} {:>6.2f}x {:>8.1f} {:>6.0f}%{}\n", s.heads,
+                           s.seq_len, s.seq_len_kv, kernel, chosen.median_us, flops / chosen.median_us * 1e-6,
+                           baseline.median_us, baseline.median_us / chosen.median_us, floor,
+                           100.0 * floor / chosen.median_us, verdict);
+                std::fflush(stdout);
+            }
+        }
+        if (options->json) fmt::print("{}\n", rows.dump(2));
+        context.exit_code = failures ? kCheckFailed : kOk;
+    });
 }
 
 }  // namespace mqajit::cli

@@ -1,10 +1,38 @@
+// mqajit codegen VARIANT --arch A [--heads H] [--head-dim D]: prints the generated kernel source.
+
+#include <cstdio>
+
+#include "codegen/families.hpp"
+#include "tools/cli/arch_option.hpp"
 #include "tools/cli/commands.hpp"
+#include "variants/registry.hpp"
 
 namespace mqajit::cli {
 
 void add_codegen_command(CLI::App& app, CommandContext& context) {
-    (void)app;
-    (void)context;
+    struct Options {
+        std::string variant;
+        std::optional<std::string> arch;
+        int heads = 32;
+        int head_dim = 128;
+    };
+    auto options = std::make_shared<Options>();
+    CLI::App* command = app.add_subcommand("codegen", "Print the kernel source generated for a variant");
+    command->add_option("variant", options->variant, "Variant name, e.g. wgmma64x128x32_bkv128_r4_w2_lds3")->required();
+    command->add_option("--arch", options->arch, "Target arch (default: MQAJIT_ARCH)");
+    command->add_option("--heads", options->heads, "Query heads H")->check(CLI::IsMember({32, 64}));
+    command->add_option("--head-dim", options->head_dim, "Head dimension D")->check(CLI::IsMember({64, 128}));
+    command->callback([options, &context] {
+        const Arch arch = resolve_arch(options->arch);
+        const Variant variant = Variant::parse(options->variant);
+        const Support support =
+            VariantRegistry::instance().supports(arch, options->heads, options->head_dim, variant);
+        MQAJIT_CHECK(support.ok, "{} cannot run on {} at heads {} head_dim {}: {}", variant.name(), arch.name,
+                     options->heads, options->head_dim, support.reason);
+        const GeneratedKernel kernel = family_for(variant).generate(variant, options->heads, options->head_dim, arch);
+        std::fputs(kernel.source.c_str(), stdout);
+        context.exit_code = kOk;
+    });
 }
 
 }  // namespace mqajit::cli

@@ -1,0 +1,119 @@
+// Argument checks run before anything launches, so they are tested without a GPU.
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "mqajit/error.hpp"
+#include "runtime/mqa_logits_args.hpp"
+
+using namespace mqajit;
+
+namespace {
+
+// Distinct, 256-byte aligned fake device addresses: nothing is dereferenced by the checks.
+void* fake(std::uintptr_t slot) { return reinterpret_cast<void*>(0x100000 + slot * 0x10000); }
+
+struct Args {
+    int s = 4, h = 32, d = 128, n = 100;
+    TensorView q = TensorView::contiguous(fake(1), DType::float8_e4m3, {4, 32, 128});
+    TensorView kv = TensorView::contiguous(fake(2), DType::float8_e4m3, {100, 128});
+    TensorView kv_scales = TensorView::contiguous(fake(3), DType::float32, {100});
+    TensorView weights = TensorView::contiguous(fake(4), DType::float32, {4, 32});
+    TensorView cu_starts = TensorView::contiguous(fake(5), DType::int32, {4});
+    TensorView cu_ends = TensorView::contiguous(fake(6), DType::int32, {4});
+    TensorView logits = TensorView::contiguous(fake(7), DType::float32, {4, 100});
+
+    MqaLogitsArgs make() const {
+        return make_mqa_logits_args(q, kv, kv_scales, weights, cu_starts, cu_ends, logits, true);
+    }
+};
+
+std::string error_of(const Args& a, ErrorKind* kind = nullptr) {
+    try {
+        a.make();
+    } catch (const Error& e) {
+        if (kind) *kind = e.kind();
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("mqa_logits args: a valid call fills the kernel argument") {
+    Args a;
+    a.logits = TensorView::strided(fake(7), DType::float32, {4, 100}, {256, 1});
+    const MqaLogitsArgs args = a.make();
+    CHECK(args.shape.heads == 32);
+    CHECK(args.shape.head_dim == 128);
+    CHECK(args.shape.seq_len == 4);
+    CHECK(args.shape.seq_len_kv == 100);
+    CHECK(args.params.logits_stride_s == 256);
+    CHECK(args.params.q_stride_s == 32 * 128);
+    CHECK(args.params.clean_logits == 1);
+    CHECK(args.params.logits == fake(7));
+}
+
+TEST_CASE("mqa_logits args: bad input is rejected with a message naming the problem") {
+    ErrorKind kind{};
+    {
+        Args a;
+        a.q.data = nullptr;
+        CHECK(error_of(a, &kind).find("q is a null pointer") != std::string::npos);
+        CHECK(kind == ErrorKind::invalid_argument);
+    }
+    {
+        Args a;
+        a.kv.dtype = DType::float32;
+        CHECK(error_of(a).find("kv has dtype float32") != std::string::npos);
+    }
+    {
+        Args a;
+        a.q = TensorView::contiguous(fake(1), DType::float8_e4m3, {4, 48, 128});
+        a.weights = TensorView::contiguous(fake(4), DType::float32, {4, 48});
+        CHECK(error_of(a, &kind).find("48 heads") != std::string::npos);
+        CHECK(kind == ErrorKind::unsupported);
+    }
+    {
+        Args a;
+        a.q = TensorView::contiguous(fake(1), DType::float8_e4m3, {4, 32, 96});
+        a.kv = TensorView::contiguous(fake(2), DType::float8_e4m3, {100, 96});
+        CHECK(error_of(a).find("head_dim is 96") != std::string::npos);
+    }
+    {
+        Args a;
+        a.kv = TensorView::contiguous(fake(2), DType::float8_e4m3, {100, 64});
+        CHECK(error_of(a).find("kv is") != std::string::npos);
+    }
+    {
+        Args a;
+        a.logits = TensorView::contiguous(fake(7), DType::float32, {4, 99});
+        CHECK(error_of(a).find("logits") != std::string::npos);
+    }
+    {
+        Args a;
+        a.logits = TensorView::strided(fake(7), DType::float32, {4, 100}, {50, 1});
+        CHECK(error_of(a).find("row stride must be >= N") != std::string::npos);
+    }
+    {
+        Args a;
+        a.q = TensorView::strided(fake(1), DType::float8_e4m3, {4, 32, 128}, {4096, 128, 2});
+        CHECK(error_of(a).find("dense") != std::string::npos);
+    }
+    {
+        Args a;
+        a.kv.data = static_cast<char*>(fake(2)) + 8;
+        CHECK(error_of(a).find("16-byte") != std::string::npos);
+    }
+    {
+        Args a;
+        a.cu_ends = TensorView::contiguous(fake(6), DType::int32, {5});
+        CHECK(error_of(a).find("cu_ends") != std::string::npos);
+    }
+    {
+        Args a;
+        a.weights = TensorView::contiguous(fake(4), DType::float32, {4, 32, 1});
+        CHECK(error_of(a).find("weights has 3 dimensions") != std::string::npos);
+    }
+}

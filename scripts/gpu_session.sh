@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One device-machine session: unpack the carried Debian packages, build, run the whole test suite
+# (GPU tests for real), check the SASS for QGMMA, AOT-compile every variant and run the benchmark.
+# Usage (on the device machine, from the repo root): scripts/gpu_session.sh [STEP...]
+#   steps: build test sass aot bench demo (default: all of them in that order)
+# Logs go to $OUT (or ./gpu-out when OUT is unset).
+set -uo pipefail
+out=${OUT:-$PWD/gpu-out}
+mkdir -p "$out"
+deps=/tmp/mqajit-deps
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(build test sass aot bench demo)
+export MQAJIT_CACHE_DIR=/tmp/mqajit-cache
+
+if [ ! -d "$deps/usr" ]; then
+  for f in .gpu-deps/*.deb; do dpkg -x "$f" "$deps"; done
+fi
+export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$out/gpu.txt" 2>&1
+
+for step in "${steps[@]}"; do
+  case $step in
+    build)
+      cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$deps/usr" \
+            -DMQAJIT_CUDA_ARCHS="90" > "$out/build.log" 2>&1 &&
+      cmake --build build --parallel 16 >> "$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
+      echo "build ok" ;;
+    test)
+      ctest --test-dir build --output-on-failure -j4 --timeout 900 > "$out/ctest.log" 2>&1
+      echo "ctest exit $?"; grep -E "tests passed|tests failed|\*\*\*Failed|SKIPPED" "$out/ctest.log" | head -30 ;;
+    sass)
+      build/tools/mqajit codegen wgmma64x128x32_bkv128_r4_w2_lds3 --arch sm_90a > /tmp/k.cu &&
+      nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -Icodegen/templates -cubin -o /tmp/k.cubin /tmp/k.cu &&
+      cuobjdump --dump-sass /tmp/k.cubin > "$out/sass.txt" 2>&1
+      echo "QGMMA instructions in the sm90 kernel: $(grep -c QGMMA "$out/sass.txt")" ;;
+    aot)
+      build/tools/mqajit aot --arch sm_90a --variants all > "$out/aot.txt" 2>&1; echo "aot exit $?"; tail -3 "$out/aot.txt" ;;
+    bench)
+      build/tools/mqajit bench --json > "$out/bench.json" 2> "$out/bench.err"; echo "bench exit $?"
+      build/tools/mqajit bench --runs 30 2>&1 | tee "$out/bench.txt" ;;
+    demo)
+      build/tools/mqajit demo 2>&1 | tee "$out/demo.txt" ;;
+  esac
+done

@@ -2,5 +2,6 @@
 
 #include "mqajit/error.hpp"
 #include "mqajit/mqa_logits.hpp"
+#include "mqajit/status.hpp"
 #include "mqajit/tensor.hpp"
 #include "mqajit/version.hpp"

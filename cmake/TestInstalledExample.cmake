@@ -1,0 +1,25 @@
+# ctest script: install mqajit into a scratch prefix, build examples/ against the installed
+# package with find_package(mqajit), and run it. Arguments: BUILD_DIR SOURCE_DIR WORK_DIR.
+file(REMOVE_RECURSE ${WORK_DIR})
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix
+                RESULT_VARIABLE result OUTPUT_QUIET)
+if(result)
+  message(FATAL_ERROR "cmake --install failed: ${result}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples -B ${WORK_DIR}/build -G Ninja
+                        -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix RESULT_VARIABLE result)
+if(result)
+  message(FATAL_ERROR "configuring examples/ against the installed package failed")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIABLE result)
+if(result)
+  message(FATAL_ERROR "building examples/ failed")
+endif()
+execute_process(COMMAND ${WORK_DIR}/build/indexer_example RESULT_VARIABLE result OUTPUT_VARIABLE output)
+message("${output}")
+if(result)
+  message(FATAL_ERROR "indexer_example exited with ${result}")
+endif()
+if(NOT output MATCHES "mqajit [0-9]")
+  message(FATAL_ERROR "indexer_example did not print the library version")
+endif()

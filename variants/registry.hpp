@@ -27,8 +27,13 @@ public:
     std::vector<Variant> variants(const Arch& arch, int heads, int head_dim) const;
     // Whether `variant` can run on `arch` at (heads, head_dim); reason says why not.
     Support supports(const Arch& arch, int heads, int head_dim, const Variant& variant) const;
-    // Archs with registered variants.
+    // Archs with registered variants, NVIDIA before AMD, older before newer.
     std::vector<std::string> archs() const;
 };
+
+// The pre-built baseline's variant for `heads` (an mma16x8x16 variant that every sm_80+ GPU runs):
+// mma16x8x16_bkv64_r4_w4_lds2 for 32 heads, mma16x8x16_bkv64_r2_w4_lds2 for 64.
+// Throws Error(unsupported) for other head counts.
+Variant baseline_variant(int heads);
 
 }  // namespace mqajit

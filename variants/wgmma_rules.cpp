@@ -1,0 +1,90 @@
+// wgmma family (sm90_mqa_logits): warpgroup MMA fed by TMA, sm_90a only.
+//   wgmma64x<N>x32_bkv<B>_r<R>_w<W>_lds<S>
+//   N = R x heads (query rows x heads form the wgmma N), B = KV rows per pipeline stage,
+//   W = math warpgroups taking whole stages in turn, S = pipeline stages.
+
+#include <cstdint>
+
+#include "variants/family_rules.hpp"
+
+namespace mqajit::variant_rules {
+namespace {
+
+constexpr int kMaxAccumulatorRegisters = 128;
+constexpr std::int64_t kMaxSharedMemoryBytes = 227 * 1024;
+// NOTES: fixed headroom the kernel design budgets beyond the KV stages and the two query buffers.
+constexpr std::int64_t kSharedMemoryReserveBytes = 1024;
+
+class WgmmaRules final : public FamilyRules {
+public:
+    WgmmaRules()
+        : for_32_heads_(parse_all({
+              "wgmma64x128x32_bkv64_r4_w2_lds4",
+              "wgmma64x128x32_bkv128_r4_w2_lds3",
+              "wgmma64x128x32_bkv128_r4_w2_lds4",
+              "wgmma64x128x32_bkv64_r4_w3_lds6",
+              "wgmma64x128x32_bkv128_r4_w1_lds4",
+              "wgmma64x128x32_bkv64_r4_w3_lds4",
+              "wgmma64x64x32_bkv128_r2_w2_lds4",
+              "wgmma64x64x32_bkv64_r2_w3_lds6",
+              "wgmma64x256x32_bkv64_r8_w2_lds4",
+              "wgmma64x256x32_bkv64_r8_w1_lds4",
+          })),
+          for_64_heads_(with_rows_halved(for_32_heads_)) {}
+
+    MatrixOp op() const override { return MatrixOp::wgmma; }
+
+    std::vector<std::string> archs() const override { return {"sm_90a"}; }
+
+    std::vector<Variant> registered(const Arch& arch) const override {
+        if (!runs_wgmma(arch)) return {};
+        std::vector<Variant> all = for_32_heads_;
+        all.insert(all.end(), for_64_heads_.begin(), for_64_heads_.end());
+        return all;
+    }
+
+    Support check(const Arch& arch, int heads, int head_dim, const Variant& v) const override {
+        if (!runs_wgmma(arch)) return unsupported("wgmma needs sm_90a; this device is {} (use an mma variant)", arch.name);
+        if (Support size = check_problem_size("wgmma", heads, {32, 64}, head_dim, {64, 128}); !size) return size;
+        if (v.m != 64 || v.k != 32) {
+            return unsupported("wgmma runs the fp8 shape 64x<N>x32; got M={} K={}", v.m, v.k);
+        }
+        if (v.n != v.rows * heads) {
+            return unsupported("N={} must equal r x heads = {} x {} = {}", v.n, v.rows, heads, v.rows * heads);
+        }
+        if (!contains({64, 128}, v.bkv)) return unsupported("bkv (KV rows per stage) must be 64 or 128; got {}", v.bkv);
+        if (v.warps < 1 || v.warps > 3) return unsupported("w (math warpgroups) must be 1..3; got {}", v.warps);
+        if (v.stages == 0) return unsupported("wgmma needs _lds<S> (pipeline stages, 2..8)");
+        if (v.stages < 2 || v.stages > 8) return unsupported("lds (pipeline stages) must be 2..8; got {}", v.stages);
+
+        const int accumulator_registers = (v.bkv / 64) * v.n / 2;
+        if (accumulator_registers > kMaxAccumulatorRegisters) {
+            return unsupported("accumulators take (bkv/64) x N/2 = {} registers per thread, over the {} limit; "
+                               "lower bkv or r", accumulator_registers, kMaxAccumulatorRegisters);
+        }
+        const std::int64_t shared_memory_bytes = std::int64_t{v.stages} * v.bkv * head_dim +
+                                                 2 * std::int64_t{v.rows} * heads * head_dim + kSharedMemoryReserveBytes;
+        if (shared_memory_bytes > kMaxSharedMemoryBytes) {
+            return unsupported("shared memory {} B exceeds {} B (227 KiB on sm_90a); lower lds or bkv",
+                               shared_memory_bytes, kMaxSharedMemoryBytes);
+        }
+        return supported();
+    }
+
+private:
+    static bool runs_wgmma(const Arch& arch) {
+        return arch.vendor == Vendor::nvidia && arch.number == 90 && arch.arch_specific;
+    }
+
+    std::vector<Variant> for_32_heads_;
+    std::vector<Variant> for_64_heads_;
+};
+
+}  // namespace
+
+const FamilyRules& wgmma_rules() {
+    static const WgmmaRules rules;
+    return rules;
+}
+
+}  // namespace mqajit::variant_rules

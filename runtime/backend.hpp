@@ -26,8 +26,11 @@ public:
     virtual const Compiler& compiler() const = 0;
     virtual DriverStatus driver_status() const = 0;
     virtual int device_count() const = 0;    // 0 when no driver
-    // The device the calling thread's current context belongs to (or `ordinal` when there is none).
+    // The device `ordinal` (one object per ordinal, shared); throws Error(not_found) without a driver
+    // and Error(invalid_argument) for an ordinal out of range.
     virtual std::shared_ptr<Device> open_device(int ordinal) = 0;
+    // The device the calling thread's current context belongs to; with no current context, device
+    // 0's is made current.
     virtual std::shared_ptr<Device> current_device() = 0;
 };
 

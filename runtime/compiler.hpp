@@ -4,6 +4,7 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codegen/embedded_file.hpp"
@@ -45,7 +46,16 @@ public:
     virtual CompileResult compile(const CompileRequest& request) const = 0;
 };
 
+// Everything a compile gets: the compiler's base options, then the request's own.
+inline std::vector<std::string> effective_options(const Compiler& compiler, const CompileRequest& request) {
+    std::vector<std::string> options = compiler.base_options(request.arch);
+    options.insert(options.end(), request.options.begin(), request.options.end());
+    return options;
+}
+
 // Parses a ptxas -v style log ("Used 168 registers, 0 bytes spill stores, ...") into ResourceUsage.
+// With several functions in the log: the one named `kernel_name`, else the one using most registers.
 ResourceUsage parse_ptxas_usage(const std::string& log);
+ResourceUsage parse_ptxas_usage(std::string_view log, std::string_view kernel_name);
 
 }  // namespace mqajit

@@ -7,9 +7,10 @@
 #include <span>
 #include <string>
 
-namespace mqajit {
-
+// Declared at global scope in codegen/templates/mqa_logits_params.cuh (shared with device code).
 struct MqaTensorMap;
+
+namespace mqajit {
 
 // A kernel function loaded into a device context; unloads its module when destroyed.
 class LoadedKernel {
@@ -35,6 +36,31 @@ struct TensorMapRequest {
     int swizzle_bytes = 128;            // 0, 32, 64 or 128
 };
 
+// Device memory, freed when the object goes away.
+class DeviceBuffer {
+public:
+    virtual ~DeviceBuffer() = default;
+    virtual void* data() const = 0;
+    virtual std::size_t size() const = 0;  // bytes
+};
+
+// A device work queue; destroying it lets queued work finish first.
+class DeviceStream {
+public:
+    virtual ~DeviceStream() = default;
+    virtual void* handle() const = 0;  // a CUstream / hipStream_t, for Device calls and MqaLogitsOptions
+};
+
+// Times device work between two points of a stream with device events.
+class EventTimer {
+public:
+    virtual ~EventTimer() = default;
+    virtual void record_start(void* stream = nullptr) = 0;
+    virtual void record_stop(void* stream = nullptr) = 0;
+    // Waits for the stop point, then returns the device time between the two points.
+    virtual double elapsed_ms() = 0;
+};
+
 class Device {
 public:
     virtual ~Device() = default;
@@ -54,6 +80,19 @@ public:
     virtual void encode_tensor_map(const TensorMapRequest& request, MqaTensorMap& out) const = 0;
     // Makes this device's context current on the calling thread.
     virtual void make_current() = 0;
+
+    // Memory and timing for tests and tools. A null stream is the default (legacy) stream, on which
+    // calls without a stream are ordered; copy_to_host returns once the data has arrived.
+    virtual std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) = 0;
+    virtual void copy_to_device(void* dst, const void* src, std::size_t bytes, void* stream = nullptr) = 0;
+    virtual void copy_to_host(void* dst, const void* src, std::size_t bytes) = 0;
+    virtual void copy_on_device(void* dst, const void* src, std::size_t bytes) = 0;
+    virtual void fill_u32(void* dst, std::uint32_t value, std::size_t count, void* stream = nullptr) = 0;
+    virtual void fill_bytes(void* dst, std::uint8_t value, std::size_t count, void* stream = nullptr) = 0;
+    // Waits for `stream`, or for all of this device's work when stream is null.
+    virtual void synchronize(void* stream = nullptr) = 0;
+    virtual std::unique_ptr<DeviceStream> create_stream() = 0;
+    virtual std::unique_ptr<EventTimer> create_timer() = 0;
 };
 
 }  // namespace mqajit

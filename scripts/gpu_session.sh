@@ -2,14 +2,14 @@
 # One device-machine session: unpack the carried Debian packages, build, run the whole test suite
 # (GPU tests for real), check the SASS for QGMMA, AOT-compile every variant and run the benchmark.
 # Usage (on the device machine, from the repo root): scripts/gpu_session.sh [STEP...]
-#   steps: build test sass aot bench demo (default: all of them in that order)
+#   steps: build test sass aot bench micro demo (default: all of them in that order)
 # Logs go to $OUT (or ./gpu-out when OUT is unset).
 set -uo pipefail
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
 deps=/tmp/mqajit-deps
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(build test sass aot bench demo)
+[ ${#steps[@]} -gt 0 ] || steps=(build test sass aot bench micro demo)
 export MQAJIT_CACHE_DIR=/tmp/mqajit-cache
 
 if [ ! -d "$deps/usr" ]; then
@@ -26,7 +26,7 @@ for step in "${steps[@]}"; do
       cmake --build build --parallel 16 >> "$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
       echo "build ok" ;;
     test)
-      ctest --test-dir build --output-on-failure -j4 --timeout 900 > "$out/ctest.log" 2>&1
+      ctest --test-dir build --output-on-failure -j4 --timeout 900 ${CTEST_ARGS:-} > "$out/ctest.log" 2>&1
       echo "ctest exit $?"; grep -E "tests passed|tests failed|\*\*\*Failed|SKIPPED" "$out/ctest.log" | head -30 ;;
     sass)
       build/tools/mqajit codegen wgmma64x128x32_bkv128_r4_w2_lds3 --arch sm_90a > /tmp/k.cu &&
@@ -36,8 +36,9 @@ for step in "${steps[@]}"; do
     aot)
       build/tools/mqajit aot --arch sm_90a --variants all > "$out/aot.txt" 2>&1; echo "aot exit $?"; tail -3 "$out/aot.txt" ;;
     bench)
-      build/tools/mqajit bench --json > "$out/bench.json" 2> "$out/bench.err"; echo "bench exit $?"
-      build/tools/mqajit bench --runs 30 2>&1 | tee "$out/bench.txt" ;;
+      build/tools/mqajit bench --runs "${BENCH_RUNS:-50}" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.txt" ;;
+    micro)
+      build/tests/benchmarks/bench_dispatch --benchmark_min_time=0.2 2>&1 | tee "$out/bench_dispatch.txt" ;;
     demo)
       build/tools/mqajit demo 2>&1 | tee "$out/demo.txt" ;;
   esac

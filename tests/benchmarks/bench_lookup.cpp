@@ -1,0 +1,110 @@
+// The per-call cost of TuningDb::lookup once a group is loaded (target: well under 1 us), from one
+// and from several threads, next to the one-time cost of loading a group from SQLite.
+
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tuning_db/tuning_db.hpp"
+
+namespace {
+
+using mqajit::ShapeKey;
+using mqajit::TunedRow;
+using mqajit::TuningDb;
+
+constexpr std::int64_t kSeqLens[] = {256, 1024, 2048, 4096, 8192};
+constexpr std::int64_t kSeqLensKv[] = {4096, 8192, 16384, 32768, 49152, 60000};
+
+// A user database in a temp folder holding a GLM-5-sized group (30 rows), removed at exit.
+struct BenchDatabase {
+    std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("mqajit-bench-lookup-" + std::to_string(getpid()));
+    std::filesystem::path user_db = dir / "tuning.db";
+
+    BenchDatabase() {
+        std::filesystem::remove_all(dir);
+        TuningDb db(std::nullopt, user_db);
+        std::vector<TunedRow> rows;
+        for (std::int64_t n : kSeqLensKv) {
+            for (std::int64_t s : kSeqLens) {
+                TunedRow row;
+                row.key = {"gfx950", 256, 32, 128, s, n};
+                row.backend = "jit";
+                row.variant = "mfma32x32x64_bkv128_r2_w4_lds3";
+                row.us = 1.0;
+                rows.push_back(row);
+            }
+        }
+        db.insert(rows);
+    }
+    ~BenchDatabase() {
+        std::error_code ignored;
+        std::filesystem::remove_all(dir, ignored);
+    }
+};
+
+const BenchDatabase& bench_database() {
+    static const BenchDatabase database;
+    return database;
+}
+
+// Shapes between, on and outside the tuned lengths, so the searches do not always take one path.
+std::vector<ShapeKey> query_shapes(int heads) {
+    std::vector<ShapeKey> shapes;
+    for (std::int64_t s = 1; s <= 10000; s = s * 3 + 7)
+        for (std::int64_t n = 100; n <= 100000; n = n * 2 + 13) shapes.push_back({"gfx950", 256, heads, 128, s, n});
+    return shapes;
+}
+
+void BM_lookup_loaded_group(benchmark::State& state) {
+    static TuningDb db(std::nullopt, bench_database().user_db);
+    const auto shapes = query_shapes(32);
+    if (db.lookup(shapes.front()) == nullptr) state.SkipWithError("the benchmark group did not load");
+    std::size_t next = 0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(db.lookup(shapes[next]));
+        next = next + 1 == shapes.size() ? 0 : next + 1;
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_lookup_loaded_group)->ThreadRange(1, 4)->UseRealTime();
+
+void BM_lookup_untuned_group(benchmark::State& state) {
+    static TuningDb db(std::nullopt, bench_database().user_db);
+    const auto shapes = query_shapes(7);  // no rows: the baseline answer, also cached after one load
+    for (auto _ : state) benchmark::DoNotOptimize(db.lookup(shapes[0]));
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_lookup_untuned_group);
+
+void BM_explain(benchmark::State& state) {
+    static TuningDb db(std::nullopt, bench_database().user_db);
+    const auto shapes = query_shapes(32);
+    std::size_t next = 0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(db.explain(shapes[next]));
+        next = next + 1 == shapes.size() ? 0 : next + 1;
+    }
+}
+BENCHMARK(BM_explain);
+
+// The first lookup of a group: open nothing new, but read the group's rows from SQLite and sort them.
+void BM_first_lookup_loads_group(benchmark::State& state) {
+    const auto shapes = query_shapes(32);
+    for (auto _ : state) {
+        state.PauseTiming();
+        auto db = std::make_unique<TuningDb>(std::nullopt, bench_database().user_db);
+        state.ResumeTiming();
+        benchmark::DoNotOptimize(db->lookup(shapes[0]));
+        state.PauseTiming();
+        db.reset();
+        state.ResumeTiming();
+    }
+}
+BENCHMARK(BM_first_lookup_loads_group)->Unit(benchmark::kMicrosecond);
+
+}  // namespace

@@ -1,0 +1,85 @@
+#pragma once
+// Helpers shared by the test_tuning_db_*.cpp files: rows, CSV files on disk, and a capture of the
+// library's log so a test can count its warnings.
+
+#include <spdlog/sinks/ostream_sink.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "core/log.hpp"
+#include "tuning_db/tuned_row.hpp"
+
+namespace mqajit::testing {
+
+inline TunedRow make_row(std::string arch, int cu_num, int heads, int head_dim, std::int64_t seq_len,
+                         std::int64_t seq_len_kv, std::string variant, double us) {
+    TunedRow row;
+    row.key = {.arch = std::move(arch), .cu_num = cu_num, .heads = heads, .head_dim = head_dim, .seq_len = seq_len,
+               .seq_len_kv = seq_len_kv};
+    row.backend = variant == "baseline" ? "baseline" : "jit";
+    row.variant = std::move(variant);
+    row.us = us;
+    return row;
+}
+
+// A gfx950 row of the GLM-5 group (cu_num 256, heads 32, head_dim 128).
+inline TunedRow glm5_row(std::int64_t seq_len, std::int64_t seq_len_kv, std::string variant, double us = 10.0) {
+    return make_row("gfx950", 256, 32, 128, seq_len, seq_len_kv, std::move(variant), us);
+}
+
+inline void write_text(const std::filesystem::path& file, std::string_view text) {
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out << text;
+}
+
+inline std::string read_text(const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+inline constexpr std::string_view kCsvHeader = "gfx,cu_num,heads,head_dim,seq_len,seq_len_kv,backend,variant,us\n";
+
+inline std::filesystem::path shipped_configs_dir() {
+    return std::filesystem::path(MQAJIT_SOURCE_DIR) / "tuning_db" / "configs";
+}
+
+// Collects what the "mqajit" logger prints while it lives.
+class LogCapture {
+public:
+    LogCapture() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(stream_)) {
+        sink_->set_pattern("%l %v");
+        log().sinks().push_back(sink_);
+    }
+    ~LogCapture() { std::erase(log().sinks(), sink_); }
+    LogCapture(const LogCapture&) = delete;
+    LogCapture& operator=(const LogCapture&) = delete;
+
+    std::string text() const { return stream_.str(); }
+    int count(std::string_view needle) const {
+        const std::string all = text();
+        int found = 0;
+        for (auto at = all.find(needle); at != std::string::npos; at = all.find(needle, at + needle.size())) ++found;
+        return found;
+    }
+    int warnings() const {
+        std::istringstream lines(text());
+        int found = 0;
+        for (std::string line; std::getline(lines, line);) found += line.starts_with("warning ") ? 1 : 0;
+        return found;
+    }
+
+private:
+    std::ostringstream stream_;
+    std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
+};
+
+}  // namespace mqajit::testing

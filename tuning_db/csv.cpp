@@ -1,0 +1,280 @@
+#include "tuning_db/csv.hpp"
+
+#include <charconv>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <type_traits>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/check.hpp"
+
+namespace mqajit::tuning {
+namespace {
+
+constexpr std::string_view kSpaces = " \t";
+
+std::string_view trim(std::string_view text) {
+    const auto first = text.find_first_not_of(kSpaces);
+    if (first == std::string_view::npos) return {};
+    return text.substr(first, text.find_last_not_of(kSpaces) - first + 1);
+}
+
+template <class T>
+std::optional<T> parse_number(std::string_view text) {
+    T value{};
+    const char* end = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (text.empty() || ec != std::errc() || ptr != end) return std::nullopt;
+    return value;
+}
+
+// Parses one field into a row member; returns a problem message or an empty string.
+std::string parse_field(std::string_view column, std::string_view text, std::string& out) {
+    (void)column;
+    out = std::string(text);
+    return {};
+}
+
+template <class T>
+    requires std::is_arithmetic_v<T>
+std::string parse_field(std::string_view column, std::string_view text, T& out) {
+    auto value = parse_number<T>(text);
+    if (!value) return fmt::format("{} '{}' is not a number", column, text);
+    out = *value;
+    return {};
+}
+
+std::string parse_field(std::string_view column, std::string_view text, std::optional<double>& out) {
+    if (text.empty()) {
+        out.reset();
+        return {};
+    }
+    double value = 0;
+    auto problem = parse_field(column, text, value);
+    if (problem.empty()) out = value;
+    return problem;
+}
+
+bool is_required(std::string_view column) {
+    // NOTES: the measurements and provenance past `us` are optional: the prefill tables lack them.
+    return column != "baseline_us" && column != "runner_up" && column != "tuner_version" &&
+           column != "compiler_version" && column != "driver_version" && column != "date";
+}
+
+// Maps each table column to its index in the file's header.
+struct HeaderLayout {
+    std::map<std::string, std::size_t, std::less<>> index_of;
+    std::size_t num_fields = 0;
+};
+
+std::optional<HeaderLayout> read_header(const std::vector<std::string>& fields, std::string& problem) {
+    HeaderLayout layout;
+    layout.num_fields = fields.size();
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+        std::string name = fields[i];
+        if (name == csv_column_name("arch")) name = "arch";
+        layout.index_of.emplace(name, i);
+    }
+    std::vector<std::string> missing;
+    auto require = [&](std::string_view column, const auto&) {
+        if (is_required(column) && !layout.index_of.contains(column))
+            missing.emplace_back(csv_column_name(column));
+    };
+    const TunedRow row;
+    row.key.visit(require);
+    row.visit_values(require);
+    if (!missing.empty()) {
+        problem = fmt::format("the header lacks column(s) {}; the header must name at least: {}",
+                              fmt::join(missing, ", "), csv_header());
+        return std::nullopt;
+    }
+    return layout;
+}
+
+std::string parse_row(const HeaderLayout& layout, const std::vector<std::string>& fields, TunedRow& row) {
+    if (fields.size() != layout.num_fields)
+        return fmt::format("the row has {} fields but the header has {}", fields.size(), layout.num_fields);
+    std::string problem;
+    auto read = [&](std::string_view column, auto& value) {
+        auto found = layout.index_of.find(column);
+        if (!problem.empty() || found == layout.index_of.end()) return;
+        problem = parse_field(column, fields[found->second], value);
+    };
+    row.key.visit(read);
+    row.visit_values(read);
+    if (!problem.empty()) return problem;
+    auto backend = normalize_backend(row.backend);
+    if (!backend)
+        return fmt::format("backend '{}' is unknown; use jit (or flydsl) or baseline (or triton)", row.backend);
+    row.backend = *backend;
+    // NOTES: imported Triton rows carry Triton's own config in `variant`; to us they all mean
+    // the one pre-built baseline kernel.
+    if (row.backend == kBackendBaseline) row.variant = std::string(kBackendBaseline);
+    if (auto invalid = row_problem(row)) return *invalid;
+    return {};
+}
+
+std::string quote_if_needed(std::string_view text) {
+    const bool needs_quotes = text.find_first_of(",\"\r\n") != std::string_view::npos ||
+                              (!text.empty() && (text.front() == ' ' || text.back() == ' ' ||
+                                                 text.front() == '\t' || text.back() == '\t'));
+    if (!needs_quotes) return std::string(text);
+    std::string quoted = "\"";
+    for (char c : text) {
+        if (c == '"') quoted += '"';
+        quoted += c;
+    }
+    quoted += '"';
+    return quoted;
+}
+
+std::string format_field(const std::string& value) { return quote_if_needed(value); }
+std::string format_field(const std::optional<double>& value) { return value ? fmt::format("{}", *value) : ""; }
+template <class T>
+    requires std::is_arithmetic_v<T>
+std::string format_field(T value) {
+    return fmt::format("{}", value);
+}
+
+}  // namespace
+
+std::string_view csv_column_name(std::string_view column) { return column == "arch" ? "gfx" : column; }
+
+std::vector<std::string> split_csv_line(std::string_view line) {
+    std::vector<std::string> fields;
+    std::size_t pos = 0;
+    while (true) {
+        const auto start = line.find_first_not_of(kSpaces, pos);
+        if (start != std::string_view::npos && line[start] == '"') {
+            std::string field;
+            std::size_t i = start + 1;
+            while (true) {
+                MQAJIT_CHECK(i < line.size(), "a quoted field that starts at column {} is never closed; close "
+                             "it with \" (fields cannot span lines)", start + 1);
+                if (line[i] == '"') {
+                    if (i + 1 < line.size() && line[i + 1] == '"') {
+                        field += '"';
+                        i += 2;
+                        continue;
+                    }
+                    ++i;
+                    break;
+                }
+                field += line[i++];
+            }
+            const auto after = line.find_first_not_of(kSpaces, i);
+            MQAJIT_CHECK(after == std::string_view::npos || line[after] == ',',
+                         "text follows the closing quote at column {}; put a comma after the quoted field", i);
+            fields.push_back(std::move(field));
+            if (after == std::string_view::npos) return fields;
+            pos = after + 1;
+        } else {
+            const auto comma = line.find(',', pos);
+            fields.emplace_back(trim(line.substr(pos, comma == std::string_view::npos ? std::string_view::npos
+                                                                                   : comma - pos)));
+            if (comma == std::string_view::npos) return fields;
+            pos = comma + 1;
+        }
+    }
+}
+
+CsvRows parse_csv(std::string_view text, std::string_view source) {
+    CsvRows result;
+    std::optional<HeaderLayout> layout;
+    std::size_t line_number = 0;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        const auto newline = text.find('\n', pos);
+        std::string_view line = text.substr(pos, newline == std::string_view::npos ? std::string_view::npos
+                                                                                   : newline - pos);
+        pos = newline == std::string_view::npos ? text.size() : newline + 1;
+        ++line_number;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (trim(line).empty()) continue;
+        const std::string place = fmt::format("{}:{}", source, line_number);
+        std::vector<std::string> fields;
+        try {
+            fields = split_csv_line(line);
+        } catch (const Error& e) {
+            result.problems.push_back({place, e.what()});
+            if (!layout) return result;
+            continue;
+        }
+        if (!layout) {
+            std::string problem;
+            layout = read_header(fields, problem);
+            if (!layout) {
+                result.problems.push_back({place, problem});
+                return result;
+            }
+            continue;
+        }
+        TunedRow row;
+        if (auto problem = parse_row(*layout, fields, row); !problem.empty()) {
+            result.problems.push_back({place, problem + "; row skipped"});
+            continue;
+        }
+        row.origin = place;
+        result.rows.push_back(std::move(row));
+    }
+    return result;
+}
+
+CsvRows read_csv_file(const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    MQAJIT_CHECK_KIND(io, in.good(), "cannot read tuning table {}; check the path and its permissions",
+                      file.string());
+    std::ostringstream text;
+    text << in.rdbuf();
+    MQAJIT_CHECK_KIND(io, !in.bad(), "reading tuning table {} failed part way; check the disk", file.string());
+    return parse_csv(text.str(), file.string());
+}
+
+std::string csv_header() {
+    std::vector<std::string_view> names;
+    auto add = [&](std::string_view column, const auto&) { names.push_back(csv_column_name(column)); };
+    const TunedRow row;
+    row.key.visit(add);
+    row.visit_values(add);
+    return fmt::format("{}", fmt::join(names, ","));
+}
+
+std::string csv_line(const TunedRow& row) {
+    std::vector<std::string> fields;
+    auto add = [&](std::string_view, const auto& value) { fields.push_back(format_field(value)); };
+    row.key.visit(add);
+    row.visit_values(add);
+    return fmt::format("{}", fmt::join(fields, ","));
+}
+
+void write_csv(std::ostream& out, std::span<const TunedRow> rows) {
+    out << csv_header() << '\n';
+    for (const TunedRow& row : rows) out << csv_line(row) << '\n';
+}
+
+void write_csv_file(const std::filesystem::path& file, std::span<const TunedRow> rows) {
+    const std::filesystem::path temp = file.string() + ".tmp";
+    {
+        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+        MQAJIT_CHECK_KIND(io, out.good(), "cannot write {}; check that its folder exists and is writable",
+                          temp.string());
+        write_csv(out, rows);
+        out.flush();
+        MQAJIT_CHECK_KIND(io, out.good(), "writing {} failed; check free disk space", temp.string());
+    }
+    std::error_code error;
+    std::filesystem::rename(temp, file, error);
+    if (error) {
+        const std::string reason = error.message();
+        std::filesystem::remove(temp, error);
+        MQAJIT_FAIL(io, "cannot move the finished CSV onto {}: {}; check the folder's permissions", file.string(),
+                    reason);
+    }
+}
+
+}  // namespace mqajit::tuning

@@ -1,0 +1,47 @@
+#pragma once
+// Tuning tables as CSV, in the column layout of the prefill tables:
+//   gfx,cu_num,heads,head_dim,seq_len,seq_len_kv,backend,variant,us[,baseline_us,runner_up,...]
+// Columns are found by header name, so their order is free and unknown columns are ignored.
+// A malformed row is reported with its file:line and skipped; the rest of the file loads.
+
+#include <filesystem>
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tuning_db/tuned_row.hpp"
+
+namespace mqajit::tuning {
+
+struct RowProblem {
+    std::string place;    // "path/file.csv:12"
+    std::string message;  // what is wrong and what to do
+};
+
+struct CsvRows {
+    std::vector<TunedRow> rows;  // each with origin "<source>:<line>"
+    std::vector<RowProblem> problems;
+};
+
+// The CSV name of a table column: the arch column is "gfx" in the prefill tables.
+std::string_view csv_column_name(std::string_view column);
+
+// Parses CSV text; `source` names it in origins and problems (usually the file path).
+CsvRows parse_csv(std::string_view text, std::string_view source);
+// Reads and parses a file; throws mqajit::Error(io) when it cannot be read.
+CsvRows read_csv_file(const std::filesystem::path& file);
+
+// Splits one CSV line into fields: commas separate, double quotes protect commas and quotes
+// ("" inside quotes is one quote), spaces around unquoted fields are dropped. Throws
+// mqajit::Error(invalid_argument) for an unterminated quote or text after a closing quote.
+std::vector<std::string> split_csv_line(std::string_view line);
+
+std::string csv_header();
+std::string csv_line(const TunedRow& row);
+void write_csv(std::ostream& out, std::span<const TunedRow> rows);
+// Writes next to `file` first and renames it into place, so a reader never sees half a file.
+void write_csv_file(const std::filesystem::path& file, std::span<const TunedRow> rows);
+
+}  // namespace mqajit::tuning

@@ -1,0 +1,191 @@
+#include "tuning_db/row_table.hpp"
+
+#include <type_traits>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/check.hpp"
+
+namespace mqajit::tuning {
+namespace {
+
+template <class T>
+constexpr std::string_view sql_type() {
+    if constexpr (std::is_same_v<T, std::string>) return "TEXT NOT NULL";
+    else if constexpr (std::is_same_v<T, std::optional<double>>) return "REAL";
+    else if constexpr (std::is_floating_point_v<T>) return "REAL NOT NULL";
+    else return "INTEGER NOT NULL";
+}
+
+void read_column(const sqlite::Statement& statement, int column, std::string& out) {
+    out = statement.column_text(column);
+}
+void read_column(const sqlite::Statement& statement, int column, int& out) {
+    out = static_cast<int>(statement.column_int64(column));
+}
+void read_column(const sqlite::Statement& statement, int column, std::int64_t& out) {
+    out = statement.column_int64(column);
+}
+void read_column(const sqlite::Statement& statement, int column, double& out) {
+    out = statement.column_double(column);
+}
+void read_column(const sqlite::Statement& statement, int column, std::optional<double>& out) {
+    out = statement.is_null(column) ? std::nullopt : std::optional<double>(statement.column_double(column));
+}
+
+// Every column name in table order: key columns, value columns, then origin.
+std::vector<std::string> column_names() {
+    std::vector<std::string> names;
+    auto add = [&](std::string_view column, const auto&) { names.emplace_back(column); };
+    const TunedRow row;
+    row.key.visit(add);
+    row.visit_values(add);
+    names.emplace_back("origin");
+    return names;
+}
+
+const std::string& select_columns() {
+    static const std::string text = fmt::format("{}", fmt::join(column_names(), ", "));
+    return text;
+}
+
+const std::string& key_columns() {
+    static const std::string text = [] {
+        std::vector<std::string> names;
+        ShapeKey{}.visit([&](std::string_view column, const auto&) { names.emplace_back(column); });
+        return fmt::format("{}", fmt::join(names, ", "));
+    }();
+    return text;
+}
+
+// "arch = ?1 AND cu_num = ?2 AND ...": the key columns that name a group (all but the lengths).
+const std::string& group_condition() {
+    static const std::string text = [] {
+        std::vector<std::string> terms;
+        ShapeKey{}.visit([&](std::string_view column, const auto&) {
+            if (column != "seq_len" && column != "seq_len_kv")
+                terms.push_back(fmt::format("{} = ?{}", column, terms.size() + 1));
+        });
+        return fmt::format("{}", fmt::join(terms, " AND "));
+    }();
+    return text;
+}
+
+TunedRow read_row(const sqlite::Statement& statement) {
+    TunedRow row;
+    int column = 0;
+    auto read = [&](std::string_view, auto& value) { read_column(statement, column++, value); };
+    row.key.visit(read);
+    row.visit_values(read);
+    row.origin = statement.column_text(column);
+    return row;
+}
+
+std::vector<TunedRow> read_rows(sqlite::Statement& statement) {
+    std::vector<TunedRow> rows;
+    while (statement.step()) rows.push_back(read_row(statement));
+    return rows;
+}
+
+}  // namespace
+
+const std::string& table_ddl() {
+    static const std::string text = [] {
+        std::string ddl = fmt::format("CREATE TABLE IF NOT EXISTS {} (", kTableName);
+        auto add = [&](std::string_view column, const auto& value) {
+            ddl += fmt::format("{} {}, ", column, sql_type<std::decay_t<decltype(value)>>());
+        };
+        const TunedRow row;
+        row.key.visit(add);
+        row.visit_values(add);
+        ddl += fmt::format("origin TEXT NOT NULL, PRIMARY KEY ({})) WITHOUT ROWID", key_columns());
+        return ddl;
+    }();
+    return text;
+}
+
+void create_schema(sqlite::Database& database) {
+    database.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    database.execute(table_ddl());
+    database.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?1)")
+        ->bind(1, std::to_string(kSchemaVersion))
+        .run();
+}
+
+std::optional<int> schema_version(sqlite::Database& database) {
+    {
+        auto has_meta = database.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'");
+        if (!has_meta->step() || has_meta->column_int64(0) == 0) return std::nullopt;
+    }
+    const auto text = meta(database, "schema_version");
+    if (!text) return std::nullopt;
+    try {
+        return std::stoi(*text);
+    } catch (const std::exception&) {
+        MQAJIT_FAIL(database, "tuning database {} records schema_version '{}', not a number; it was not written "
+                    "by mqajit: move it aside", database.path().string(), *text);
+    }
+}
+
+void require_schema(sqlite::Database& database) {
+    const auto version = schema_version(database);
+    MQAJIT_CHECK_KIND(database, version.has_value(),
+                      "tuning database {} has no meta table; it was not written by mqajit (rebuild it with "
+                      "`mqajit db build-system` or move it aside)", database.path().string());
+    MQAJIT_CHECK_KIND(database, *version == kSchemaVersion,
+                      "tuning database {} has schema version {}, but this mqajit reads version {}; use a "
+                      "matching mqajit, or move the file aside so a new one is created",
+                      database.path().string(), *version, kSchemaVersion);
+}
+
+void set_meta(sqlite::Database& database, std::string_view key, std::string_view value) {
+    database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)")->bind(1, key).bind(2, value).run();
+}
+
+std::optional<std::string> meta(sqlite::Database& database, std::string_view key) {
+    auto statement = database.prepare("SELECT value FROM meta WHERE key = ?1");
+    statement->bind(1, key);
+    if (!statement->step()) return std::nullopt;
+    return statement->column_text(0);
+}
+
+void upsert_row(sqlite::Database& database, const TunedRow& row) {
+    static const std::string sql = [] {
+        const auto names = column_names();
+        std::vector<std::string> slots;
+        for (std::size_t i = 1; i <= names.size(); ++i) slots.push_back(fmt::format("?{}", i));
+        return fmt::format("INSERT OR REPLACE INTO {} ({}) VALUES ({})", kTableName, fmt::join(names, ", "),
+                           fmt::join(slots, ", "));
+    }();
+    auto statement = database.prepare(sql);
+    int index = 1;
+    auto bind = [&](std::string_view, const auto& value) { statement->bind(index++, value); };
+    row.key.visit(bind);
+    row.visit_values(bind);
+    statement->bind(index, row.origin);
+    statement->run();
+}
+
+std::vector<TunedRow> select_group(sqlite::Database& database, const GroupKeyView& group) {
+    static const std::string sql =
+        fmt::format("SELECT {} FROM {} WHERE {}", select_columns(), kTableName, group_condition());
+    auto statement = database.prepare(sql);
+    statement->bind(1, group.arch).bind(2, group.cu_num).bind(3, group.heads).bind(4, group.head_dim);
+    return read_rows(*statement);
+}
+
+std::vector<TunedRow> select_all(sqlite::Database& database) {
+    static const std::string sql =
+        fmt::format("SELECT {} FROM {} ORDER BY {}", select_columns(), kTableName, key_columns());
+    return read_rows(*database.prepare(sql));
+}
+
+std::int64_t count_rows(sqlite::Database& database) {
+    static const std::string sql = fmt::format("SELECT count(*) FROM {}", kTableName);
+    auto statement = database.prepare(sql);
+    statement->step();
+    return statement->column_int64(0);
+}
+
+}  // namespace mqajit::tuning

@@ -1,0 +1,40 @@
+#pragma once
+// The tuning table inside an SQLite database: its schema (derived from ShapeKey::visit and
+// TunedRow::visit_values), the `meta` table with the schema version, and row reads and writes.
+// Shared by the read-only system database and the user database.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tuning_db/sqlite.hpp"
+#include "tuning_db/tuned_row.hpp"
+
+namespace mqajit::tuning {
+
+inline constexpr int kSchemaVersion = 1;
+inline constexpr std::string_view kTableName = "tuned_mqa_logits";
+
+// The CREATE TABLE statement of the tuning table; the shape key is its PRIMARY KEY.
+const std::string& table_ddl();
+
+// Creates the meta and tuning tables if missing and records the schema version.
+void create_schema(sqlite::Database& database);
+// The version recorded in `meta`, or nullopt when the database has no meta table (a new file).
+std::optional<int> schema_version(sqlite::Database& database);
+// Throws mqajit::Error(database) unless the database holds schema version kSchemaVersion.
+void require_schema(sqlite::Database& database);
+
+void set_meta(sqlite::Database& database, std::string_view key, std::string_view value);
+std::optional<std::string> meta(sqlite::Database& database, std::string_view key);
+
+// Inserts the row, replacing any row with the same shape key.
+void upsert_row(sqlite::Database& database, const TunedRow& row);
+
+std::vector<TunedRow> select_group(sqlite::Database& database, const GroupKeyView& group);
+std::vector<TunedRow> select_all(sqlite::Database& database);  // ordered by the shape key
+std::int64_t count_rows(sqlite::Database& database);
+
+}  // namespace mqajit::tuning

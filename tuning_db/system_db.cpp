@@ -1,0 +1,65 @@
+#include "tuning_db/system_db.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/check.hpp"
+#include "mqajit/version.hpp"
+#include "tuning_db/row_table.hpp"
+
+namespace mqajit::tuning {
+
+SystemDb::SystemDb(std::filesystem::path path) : path_(std::move(path)) {
+    std::error_code error;
+    MQAJIT_CHECK_KIND(not_found, std::filesystem::is_regular_file(path_, error),
+                      "system tuning database {} does not exist; build it (`ninja` builds it from the CSVs) or "
+                      "set MQAJIT_SYSTEM_DB to an existing file", path_.string());
+    database_ = std::make_unique<sqlite::Database>(path_, sqlite::OpenMode::read_only);
+    require_schema(*database_);
+}
+
+std::vector<TunedRow> SystemDb::group_rows(const GroupKeyView& group) {
+    std::lock_guard lock(mutex_);
+    auto rows = select_group(*database_, group);
+    for (TunedRow& row : rows)
+        if (row.origin.empty()) row.origin = "system:" + path_.string();
+    return rows;
+}
+
+std::vector<TunedRow> SystemDb::all_rows() {
+    std::lock_guard lock(mutex_);
+    auto rows = select_all(*database_);
+    for (TunedRow& row : rows)
+        if (row.origin.empty()) row.origin = "system:" + path_.string();
+    return rows;
+}
+
+ConfigRows build_system_db(const std::filesystem::path& out, const std::vector<std::filesystem::path>& csv_files) {
+    ConfigRows loaded = load_config_files(csv_files);
+    const std::filesystem::path temp = out.string() + ".tmp";
+    std::error_code error;
+    if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path(), error);
+    MQAJIT_CHECK_KIND(io, !error, "cannot create folder {}: {}; check its permissions", out.parent_path().string(),
+                      error.message());
+    std::filesystem::remove(temp, error);
+    {
+        sqlite::Database database(temp, sqlite::OpenMode::read_write_create);
+        // NOTES: a rollback-journal file opens read-only with no -wal/-shm beside it, which an
+        // installed, write-protected share/ folder needs.
+        database.execute("PRAGMA journal_mode=DELETE");
+        sqlite::write_transaction(database, "writing the system rows", [&] {
+            create_schema(database);
+            for (const TunedRow& row : loaded.rows) upsert_row(database, row);
+            std::vector<std::string> names;
+            for (const auto& file : loaded.files) names.push_back(file.generic_string());
+            set_meta(database, "source_files", fmt::format("{}", fmt::join(names, "\n")));
+            set_meta(database, "mqajit_version", kVersion);
+        });
+    }
+    std::filesystem::rename(temp, out, error);
+    MQAJIT_CHECK_KIND(io, !error, "cannot move {} onto {}: {}; check the folder's permissions", temp.string(),
+                      out.string(), error.message());
+    return loaded;
+}
+
+}  // namespace mqajit::tuning

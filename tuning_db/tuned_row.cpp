@@ -1,0 +1,60 @@
+#include "tuning_db/tuned_row.hpp"
+
+#include <cmath>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "mqajit/error.hpp"
+#include "variants/variant.hpp"
+
+namespace mqajit {
+
+std::string TunedRow::choice() const {
+    if (backend == kBackendBaseline) return std::string(kBackendBaseline);
+    return fmt::format("{} {}", backend, variant);
+}
+
+std::string to_string(const ShapeKey& key) {
+    std::string text;
+    key.visit([&](std::string_view column, const auto& value) {
+        if (!text.empty()) text += ' ';
+        text += fmt::format("{}={}", column, value);
+    });
+    return text;
+}
+
+std::optional<std::string> normalize_backend(std::string_view name) {
+    if (name == kBackendJit || name == "flydsl") return std::string(kBackendJit);
+    if (name == kBackendBaseline || name == "triton") return std::string(kBackendBaseline);
+    return std::nullopt;
+}
+
+std::optional<std::string> row_problem(const TunedRow& row) {
+    const ShapeKey& key = row.key;
+    if (key.arch.empty()) return "the arch (gfx column) is empty; give one like sm_90a or gfx950";
+    std::optional<std::string> problem;
+    key.visit([&](std::string_view column, const auto& value) {
+        if constexpr (!std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
+            if (!problem && value <= 0) problem = fmt::format("{} is {}; sizes must be positive", column, value);
+        }
+    });
+    if (problem) return problem;
+    if (row.backend != kBackendJit && row.backend != kBackendBaseline)
+        return fmt::format("backend '{}' is unknown; use jit (or flydsl) or baseline (or triton)", row.backend);
+    if (row.backend == kBackendJit) {
+        try {
+            (void)Variant::parse(row.variant);
+        } catch (const Error& e) {
+            return fmt::format("variant '{}' does not parse: {}", row.variant, e.what());
+        }
+    } else if (row.variant != kBackendBaseline) {
+        return fmt::format("a baseline row's variant is '{}'; it must be 'baseline'", row.variant);
+    }
+    if (!std::isfinite(row.us) || row.us <= 0) return fmt::format("us is {}; times must be positive", row.us);
+    if (row.baseline_us && (!std::isfinite(*row.baseline_us) || *row.baseline_us <= 0))
+        return fmt::format("baseline_us is {}; times must be positive (or leave it empty)", *row.baseline_us);
+    return std::nullopt;
+}
+
+}  // namespace mqajit

@@ -1,0 +1,160 @@
+#include "tuning_db/tuning_db.hpp"
+
+#include <algorithm>
+#include <mutex>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/check.hpp"
+#include "core/log.hpp"
+#include "core/settings.hpp"
+#include "tuning_db/locations.hpp"
+#include "tuning_db/system_db.hpp"
+#include "tuning_db/tuned_group.hpp"
+#include "tuning_db/user_db.hpp"
+
+namespace mqajit {
+namespace {
+
+std::vector<TunedRow> merge_user_over_system(std::vector<TunedRow> system_rows, std::vector<TunedRow> user_rows) {
+    std::map<ShapeKey, TunedRow> by_key;
+    for (TunedRow& row : system_rows) by_key.insert_or_assign(row.key, std::move(row));
+    for (TunedRow& row : user_rows) by_key.insert_or_assign(row.key, std::move(row));
+    std::vector<TunedRow> merged;
+    merged.reserve(by_key.size());
+    for (auto& [key, row] : by_key) merged.push_back(std::move(row));
+    return merged;
+}
+
+std::string describe_row(const TunedRow& row) {
+    std::string text = fmt::format("answer: {} ({} us", row.choice(), row.us);
+    if (row.baseline_us) text += fmt::format(", baseline {} us", *row.baseline_us);
+    return text + fmt::format(") from {}", row.origin);
+}
+
+}  // namespace
+
+TuningDb& TuningDb::instance() {
+    static TuningDb database = [] {
+        const auto location = tuning::locate_system_db();
+        if (!location.path) {
+            std::vector<std::string> searched;
+            for (const auto& path : location.searched) searched.push_back(path.string());
+            log().warn("no system tuning database found (looked for {}); untuned shapes use the baseline kernel. "
+                       "Build or install mqajit, or set MQAJIT_SYSTEM_DB.", fmt::join(searched, ", "));
+        }
+        return TuningDb(location.path, settings().user_db_path);
+    }();
+    return database;
+}
+
+TuningDb::TuningDb(std::optional<std::filesystem::path> system_db, std::filesystem::path user_db)
+    : user_(std::make_unique<tuning::UserDb>(std::move(user_db))) {
+    if (system_db) {
+        try {
+            system_ = std::make_unique<tuning::SystemDb>(*system_db);
+        } catch (const Error& e) {
+            log().warn("{}; untuned shapes use the baseline kernel", e.what());
+        }
+    }
+}
+
+TuningDb::~TuningDb() = default;
+
+std::unique_ptr<const tuning::TunedGroup> TuningDb::load_group(const GroupKeyView& key) const {
+    std::vector<TunedRow> system_rows;
+    if (system_) {
+        try {
+            system_rows = system_->group_rows(key);
+        } catch (const Error& e) {
+            log().warn("reading the system tuning database failed: {}; using user rows only", e.what());
+        }
+    }
+    return std::make_unique<const tuning::TunedGroup>(merge_user_over_system(std::move(system_rows),
+                                                                             user_->group_rows(key)));
+}
+
+const tuning::TunedGroup& TuningDb::group(const GroupKeyView& key) const {
+    std::uint64_t seen_generation = 0;
+    {
+        std::shared_lock lock(mutex_);
+        if (auto found = groups_.find(key); found != groups_.end()) return *found->second;
+        seen_generation = generation_;
+    }
+    while (true) {
+        // NOTES: SQLite is read outside the lock so lookups of loaded groups never wait on disk;
+        // if an insert landed meanwhile, what was read may predate it, so read again.
+        auto loaded = load_group(key);
+        std::unique_lock lock(mutex_);
+        if (auto found = groups_.find(key); found != groups_.end()) return *found->second;
+        if (generation_ == seen_generation) {
+            GroupKey owned{std::string(key.arch), key.cu_num, key.heads, key.head_dim};
+            return *groups_.emplace(std::move(owned), std::move(loaded)).first->second;
+        }
+        seen_generation = generation_;
+    }
+}
+
+const TunedRow* TuningDb::lookup(const ShapeKey& shape) const {
+    return group(GroupKeyView::of(shape)).find(shape.seq_len, shape.seq_len_kv);
+}
+
+LookupResult TuningDb::explain(const ShapeKey& shape) const {
+    LookupResult result;
+    const GroupKeyView key = GroupKeyView::of(shape);
+    const tuning::TunedGroup& rows = group(key);
+    const std::string group_name = fmt::format("arch={} cu_num={} heads={} head_dim={}", key.arch, key.cu_num,
+                                               key.heads, key.head_dim);
+    if (rows.empty()) {
+        result.steps.push_back(fmt::format("no tuned rows for group {}: use the baseline kernel", group_name));
+        return result;
+    }
+    const auto num_user = std::ranges::count_if(rows.rows(), [](const TunedRow& row) {
+        return row.origin.starts_with("user:");
+    });
+    result.steps.push_back(fmt::format("group {}: {} tuned row(s) ({} from the user database, {} from the system "
+                                       "database)", group_name, rows.size(), num_user, rows.size() - num_user));
+    const TunedRow* row = rows.explain(shape.seq_len, shape.seq_len_kv, result.steps);
+    result.steps.push_back(describe_row(*row));
+    result.row = *row;
+    return result;
+}
+
+void TuningDb::insert(const TunedRow& row) { insert(std::span<const TunedRow>(&row, 1)); }
+
+void TuningDb::insert(std::span<const TunedRow> rows) {
+    for (const TunedRow& row : rows) {
+        if (auto problem = row_problem(row))
+            MQAJIT_FAIL(invalid_argument, "cannot store the tuned row for {}: {}", to_string(row.key), *problem);
+    }
+    user_->insert(rows);
+    std::unique_lock lock(mutex_);
+    ++generation_;
+    for (const TunedRow& row : rows) {
+        auto found = groups_.find(GroupKeyView::of(row.key));
+        if (found == groups_.end()) continue;
+        retired_.push_back(std::move(found->second));
+        groups_.erase(found);
+    }
+}
+
+std::vector<TunedRow> TuningDb::rows() const { return merge_user_over_system(system_rows(), user_rows()); }
+
+std::vector<TunedRow> TuningDb::user_rows() const { return user_->all_rows(); }
+
+std::vector<TunedRow> TuningDb::system_rows() const {
+    if (!system_) return {};
+    return system_->all_rows();
+}
+
+const std::filesystem::path& TuningDb::user_db_path() const { return user_->path(); }
+
+std::optional<std::filesystem::path> TuningDb::system_db_path() const {
+    if (!system_) return std::nullopt;
+    return system_->path();
+}
+
+bool TuningDb::user_db_in_memory() const { return user_->in_memory(); }
+
+}  // namespace mqajit

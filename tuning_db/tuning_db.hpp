@@ -1,0 +1,90 @@
+#pragma once
+// The tuning database the runtime asks which kernel serves a shape. It composes a read-only
+// system database (built from the shipped CSVs) with the user's writable one; a user row replaces
+// the system row of the same shape key, and rows of both take part in the lookup rule
+// (tuned_group.hpp). Each (arch, cu_num, heads, head_dim) group is read from SQLite once, on its
+// first lookup; after that a lookup is two binary searches under a shared lock: no SQL, no
+// allocation. Safe to call from many threads.
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tuning_db/tuned_row.hpp"
+
+namespace mqajit {
+
+namespace tuning {
+class SystemDb;
+class UserDb;
+class TunedGroup;
+}  // namespace tuning
+
+struct LookupResult {
+    std::optional<TunedRow> row;     // nullopt: the baseline kernel (no tuned rows for the group)
+    std::vector<std::string> steps;  // each step of the lookup rule, in words
+};
+
+class TuningDb {
+public:
+    // The process-wide database: the system database found by tuning::locate_system_db() and the
+    // user database at settings().user_db_path. A missing system database is one warning.
+    static TuningDb& instance();
+
+    // system_db nullopt: no system rows. A system path that is missing or unusable is one warning.
+    TuningDb(std::optional<std::filesystem::path> system_db, std::filesystem::path user_db);
+    ~TuningDb();
+    TuningDb(const TuningDb&) = delete;
+    TuningDb& operator=(const TuningDb&) = delete;
+
+    // The row that serves `shape`, or nullptr for the baseline kernel. The pointer stays valid for
+    // the life of this TuningDb, even after later inserts (which then answer new lookups).
+    const TunedRow* lookup(const ShapeKey& shape) const;
+    // The same answer as lookup(), with each step of the rule in words.
+    LookupResult explain(const ShapeKey& shape) const;
+
+    // Writes to the user database, replacing a row with the same key. Throws
+    // mqajit::Error(invalid_argument) for a malformed row (see row_problem); a batch is checked
+    // whole before anything is written, then written in one transaction.
+    void insert(const TunedRow& row);
+    void insert(std::span<const TunedRow> rows);
+
+    std::vector<TunedRow> rows() const;  // user and system merged (user wins), ordered by key
+    std::vector<TunedRow> user_rows() const;
+    std::vector<TunedRow> system_rows() const;
+
+    const std::filesystem::path& user_db_path() const;
+    // The system database in use; nullopt when none (not given, missing or unusable).
+    std::optional<std::filesystem::path> system_db_path() const;
+    // Whether user rows live in memory only (the file was unusable; a warning said why).
+    bool user_db_in_memory() const;
+
+private:
+    struct GroupKey {
+        std::string arch;
+        int cu_num = 0, heads = 0, head_dim = 0;
+        auto tie() const { return std::tuple(std::string_view(arch), cu_num, heads, head_dim); }
+    };
+    struct GroupLess {
+        using is_transparent = void;
+        bool operator()(const auto& a, const auto& b) const { return a.tie() < b.tie(); }
+    };
+    const tuning::TunedGroup& group(const GroupKeyView& key) const;
+    std::unique_ptr<const tuning::TunedGroup> load_group(const GroupKeyView& key) const;
+
+    std::unique_ptr<tuning::SystemDb> system_;
+    std::unique_ptr<tuning::UserDb> user_;
+    mutable std::shared_mutex mutex_;
+    mutable std::map<GroupKey, std::unique_ptr<const tuning::TunedGroup>, GroupLess> groups_;
+    // NOTES: groups replaced by an insert are kept, not freed, so pointers lookup() handed out
+    // stay valid; inserts are rare (tuning runs), so this grows by little.
+    mutable std::vector<std::unique_ptr<const tuning::TunedGroup>> retired_;
+    mutable std::uint64_t generation_ = 0;  // bumped by each insert, so a load racing it retries
+};
+
+}  // namespace mqajit

@@ -1,0 +1,201 @@
+#include "tuning_db/user_db.hpp"
+
+#include <fmt/format.h>
+
+#include "core/log.hpp"
+#include "tuning_db/row_table.hpp"
+
+namespace mqajit::tuning {
+namespace {
+
+// Why a file cannot be used, in the words of the warning: "is damaged or not an SQLite database".
+std::string unusable_because(const Error& error) {
+    const auto* sqlite_error = dynamic_cast<const sqlite::SqliteError*>(&error);
+    if (sqlite_error == nullptr) return fmt::format("cannot be used: {}", error.what());
+    switch (sqlite_error->primary_code()) {
+        case SQLITE_NOTADB:
+        case SQLITE_CORRUPT:
+            return fmt::format("is damaged or not an SQLite database ({})", sqlite_error->sqlite_message());
+        case SQLITE_READONLY: return "is read-only";
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+            return fmt::format("stayed locked by another process through {} attempts ({})", sqlite::kMaxAttempts,
+                               sqlite_error->sqlite_message());
+        default: return fmt::format("cannot be used: {}", error.what());
+    }
+}
+
+}  // namespace
+
+UserDb::UserDb(std::filesystem::path path, std::chrono::milliseconds busy_timeout)
+    : path_(std::move(path)), busy_timeout_(busy_timeout) {
+    std::lock_guard lock(mutex_);
+    std::error_code error;
+    if (std::filesystem::exists(path_, error)) open_existing_locked();
+}
+
+UserDb::~UserDb() = default;
+
+bool UserDb::in_memory() const {
+    std::lock_guard lock(mutex_);
+    return state_ == State::memory;
+}
+
+std::string UserDb::fallback_reason() const {
+    std::lock_guard lock(mutex_);
+    return fallback_reason_;
+}
+
+void UserDb::configure_locked(sqlite::Database& database) {
+    database.set_busy_timeout(busy_timeout_);
+    // NOTES: WAL lets lookups read while a tuner writes; NORMAL sync in WAL mode cannot corrupt
+    // the file, it can only drop the last commits on power loss, and tuning rows can be redone.
+    sqlite::with_retry(database, "switching to WAL mode", [&] { database.execute("PRAGMA journal_mode=WAL"); });
+    database.execute("PRAGMA synchronous=NORMAL");
+}
+
+void UserDb::open_existing_locked() {
+    try {
+        auto database = std::make_unique<sqlite::Database>(path_, sqlite::OpenMode::read_write);
+        if (database->read_only()) {
+            database.reset();
+            fall_back_locked("is read-only", true);
+            return;
+        }
+        database->set_busy_timeout(busy_timeout_);
+        std::optional<int> version;
+        sqlite::with_retry(*database, "reading the schema version", [&] { version = schema_version(*database); });
+        configure_locked(*database);
+        // NOTES: no meta table means a file another process has just created but not yet filled
+        // in (or an empty file); the schema statements are idempotent, so filling it in is safe.
+        if (!version) sqlite::write_transaction(*database, "creating the tables", [&] { create_schema(*database); });
+        require_schema(*database);
+        database_ = std::move(database);
+        state_ = State::file;
+    } catch (const sqlite::SqliteError& e) {
+        fall_back_locked(unusable_because(e), e.primary_code() == SQLITE_READONLY);
+    } catch (const Error& e) {
+        fall_back_locked(unusable_because(e), false);
+    }
+}
+
+void UserDb::create_locked() {
+    try {
+        std::error_code error;
+        if (path_.has_parent_path()) std::filesystem::create_directories(path_.parent_path(), error);
+        if (error) {
+            fall_back_locked(fmt::format("cannot be created: making folder {} failed: {}",
+                                         path_.parent_path().string(), error.message()),
+                             false);
+            return;
+        }
+        auto database = std::make_unique<sqlite::Database>(path_, sqlite::OpenMode::read_write_create);
+        configure_locked(*database);
+        sqlite::write_transaction(*database, "creating the tables", [&] { create_schema(*database); });
+        require_schema(*database);
+        database_ = std::move(database);
+        state_ = State::file;
+        log().info("created user tuning database {}", path_.string());
+    } catch (const Error& e) {
+        fall_back_locked(unusable_because(e), false);
+    }
+}
+
+std::vector<TunedRow> UserDb::copy_readable_rows_locked(std::string& note) {
+    // NOTES: a write-protected WAL database can only be read if its -shm file can be made; when
+    // not, `immutable` reads the main file without locks, which is safe since we never write it.
+    for (const char* query : {"mode=ro", "mode=ro&immutable=1"}) {
+        try {
+            sqlite::Database reader(path_, sqlite::file_uri(path_, query), sqlite::OpenMode::read_only);
+            require_schema(reader);
+            auto rows = select_all(reader);
+            note = fmt::format("its {} rows are still used", rows.size());
+            return rows;
+        } catch (const Error& e) {
+            note = fmt::format("its rows cannot be read either ({})", e.what());
+        }
+    }
+    return {};
+}
+
+void UserDb::fall_back_locked(const std::string& reason, bool keep_file_rows) {
+    std::vector<TunedRow> kept;
+    std::string note;
+    if (keep_file_rows) kept = copy_readable_rows_locked(note);
+    database_.reset();
+    auto memory = std::make_unique<sqlite::Database>(":memory:", sqlite::OpenMode::read_write_create);
+    create_schema(*memory);
+    sqlite::write_transaction(*memory, "copying rows into memory", [&] {
+        for (const TunedRow& row : kept) upsert_row(*memory, row);
+    });
+    database_ = std::move(memory);
+    state_ = State::memory;
+    fallback_reason_ = reason;
+    log().warn("user tuning database {} {}{}; tuning rows written by this process stay in memory only and are "
+               "lost at exit. Move the file aside or make it writable, or point MQAJIT_TUNING_DB (or `mqajit db "
+               "--db`) at another path.",
+               path_.string(), reason, note.empty() ? "" : fmt::format(" ({})", note));
+}
+
+std::vector<TunedRow> UserDb::with_origin(std::vector<TunedRow> rows) const {
+    const std::string origin = "user:" + path_.string();
+    for (TunedRow& row : rows) row.origin = origin;
+    return rows;
+}
+
+std::vector<TunedRow> UserDb::group_rows(const GroupKeyView& group) {
+    std::lock_guard lock(mutex_);
+    if (state_ == State::absent) {
+        std::error_code error;
+        if (!std::filesystem::exists(path_, error)) return {};
+        open_existing_locked();
+    }
+    std::vector<TunedRow> rows;
+    try {
+        sqlite::with_retry(*database_, "reading a group", [&] { rows = select_group(*database_, group); });
+    } catch (const Error& e) {
+        fall_back_locked(unusable_because(e), false);
+    }
+    return with_origin(std::move(rows));
+}
+
+std::vector<TunedRow> UserDb::all_rows() {
+    std::lock_guard lock(mutex_);
+    if (state_ == State::absent) {
+        std::error_code error;
+        if (!std::filesystem::exists(path_, error)) return {};
+        open_existing_locked();
+    }
+    std::vector<TunedRow> rows;
+    try {
+        sqlite::with_retry(*database_, "reading all rows", [&] { rows = select_all(*database_); });
+    } catch (const Error& e) {
+        fall_back_locked(unusable_because(e), false);
+    }
+    return with_origin(std::move(rows));
+}
+
+void UserDb::insert(std::span<const TunedRow> rows) {
+    std::lock_guard lock(mutex_);
+    if (state_ == State::absent) {
+        std::error_code error;
+        if (std::filesystem::exists(path_, error)) open_existing_locked();
+        else create_locked();
+    }
+    auto write = [&] {
+        sqlite::write_transaction(*database_, fmt::format("inserting {} row(s)", rows.size()), [&] {
+            for (const TunedRow& row : rows) upsert_row(*database_, row);
+        });
+    };
+    if (state_ == State::file) {
+        try {
+            write();
+            return;
+        } catch (const Error& e) {
+            fall_back_locked(unusable_because(e), true);
+        }
+    }
+    write();
+}
+
+}  // namespace mqajit::tuning

@@ -58,6 +58,11 @@ TEST_CASE("tuning cli: lookup prints each step and the answering row") {
     CHECK(contains(output, "glm5_tuned_mqa_logits.csv:4"));
     CHECK(output.ends_with("mfma32x32x64_bkv64_r2_w4_lds3\n"));
 
+    // Spellings Arch::parse accepts are looked up under the canonical name.
+    CHECK(fixture.db("lookup --arch gfx950:xnack- --cu-num 256 --heads 32 --head-dim 128 --seq-len 256 "
+                     "--seq-len-kv 4096",
+                     &output) == 0);
+    CHECK(output.ends_with("mfma32x32x64_bkv64_r1_w2_lds2\n"));
     CHECK(fixture.db("lookup --arch gfx942 --cu-num 304 --heads 32 --head-dim 128 --seq-len 1 --seq-len-kv 1",
                      &output) == 0);
     CHECK(contains(output, "no tuned rows"));
@@ -90,6 +95,9 @@ TEST_CASE("tuning cli: bad usage exits 2") {
     CHECK(contains(output, "MQAJIT_ARCH"));
     CHECK(fixture.db("lookup --arch gfx950 --cu-num 0 --heads 32 --head-dim 128 --seq-len 1 --seq-len-kv 1",
                      &output) == 2);
+    CHECK(fixture.db("lookup --arch tpu_v5 --cu-num 1 --heads 32 --head-dim 128 --seq-len 1 --seq-len-kv 1",
+                     &output) == 2);
+    CHECK(contains(output, "tpu_v5"));
     CHECK(fixture.db("frobnicate", &output) == 2);
     CHECK(fixture.db("import " + quoted(fixture.dir.path() / "absent.csv"), &output) == 2);
     CHECK(CliFixture::run("db --help", &output) == 0);

@@ -171,3 +171,21 @@ TEST_CASE("tuning csv: the shipped GLM-5 table loads whole and clean") {
     CHECK(general.rows.empty());
     CHECK(general.problems.empty());
 }
+
+TEST_CASE("tuning csv: arch names are stored canonically; an unknown arch is a malformed row") {
+    const auto parsed = parse_csv(std::string(kCsvHeader) +
+                                      "sm90a,132,64,128,1024,4096,jit,wgmma64x128x32_bkv128_r4_w2_lds3,40\n"
+                                      "gfx942:sramecc+:xnack-,304,32,128,256,4096,jit,mfma32x32x64_bkv64_r1_w2_lds2,1\n"
+                                      "tpu_v5,1,32,128,256,4096,jit,mfma32x32x64_bkv64_r1_w2_lds2,1\n",
+                                  "a.csv");
+    REQUIRE(parsed.rows.size() == 2);
+    CHECK(parsed.rows[0].key.arch == "sm_90a");
+    CHECK(parsed.rows[1].key.arch == "gfx942");
+    REQUIRE(parsed.problems.size() == 1);
+    CHECK(parsed.problems[0].place == "a.csv:4");
+    CHECK(parsed.problems[0].message.find("tpu_v5") != std::string::npos);
+    // Rows handed to the API must already use the canonical spelling the runtime looks up.
+    CHECK(row_problem(make_row("sm90a", 132, 64, 128, 1, 1, "wgmma64x128x32_bkv128_r4_w2_lds3", 1)).value_or("")
+              .find("must be written 'sm_90a'") != std::string::npos);
+    CHECK_FALSE(row_problem(make_row("sm_90a", 132, 64, 128, 1, 1, "wgmma64x128x32_bkv128_r4_w2_lds3", 1)));
+}

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "core/check.hpp"
+#include "variants/arch.hpp"
 
 namespace mqajit::tuning {
 namespace {
@@ -108,6 +109,11 @@ std::string parse_row(const HeaderLayout& layout, const std::vector<std::string>
     row.key.visit(read);
     row.visit_values(read);
     if (!problem.empty()) return problem;
+    try {
+        row.key.arch = Arch::parse(row.key.arch).name;
+    } catch (const Error& e) {
+        return e.what();
+    }
     auto backend = normalize_backend(row.backend);
     if (!backend)
         return fmt::format("backend '{}' is unknown; use jit (or flydsl) or baseline (or triton)", row.backend);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "mqajit/error.hpp"
+#include "variants/arch.hpp"
 #include "variants/variant.hpp"
 
 namespace mqajit {
@@ -33,6 +34,14 @@ std::optional<std::string> normalize_backend(std::string_view name) {
 std::optional<std::string> row_problem(const TunedRow& row) {
     const ShapeKey& key = row.key;
     if (key.arch.empty()) return "the arch (gfx column) is empty; give one like sm_90a or gfx950";
+    try {
+        // NOTES: the runtime looks rows up by the canonical name (Arch::parse(...).name), so a row
+        // stored under another spelling ("sm90a", "gfx942:xnack-") would never be found.
+        const std::string canonical = Arch::parse(key.arch).name;
+        if (canonical != key.arch) return fmt::format("arch '{}' must be written '{}'", key.arch, canonical);
+    } catch (const Error& e) {
+        return e.what();
+    }
     std::optional<std::string> problem;
     key.visit([&](std::string_view column, const auto& value) {
         if constexpr (!std::is_same_v<std::decay_t<decltype(value)>, std::string>) {

@@ -23,6 +23,7 @@
 #include "tuning_db/row_json.hpp"
 #include "tuning_db/system_db.hpp"
 #include "tuning_db/tuning_db.hpp"
+#include "variants/arch.hpp"
 
 namespace mqajit::cli {
 namespace {
@@ -62,6 +63,7 @@ void run_lookup(const DbOptions& options) {
                    .head_dim = options.head_dim, .seq_len = options.seq_len, .seq_len_kv = options.seq_len_kv};
     if (shape.arch.empty() && settings().arch_override) shape.arch = *settings().arch_override;
     MQAJIT_CHECK(!shape.arch.empty(), "no arch given; pass --arch (e.g. --arch gfx950) or set MQAJIT_ARCH");
+    shape.arch = Arch::parse(shape.arch).name;
     bool positive = true;
     shape.visit([&](std::string_view, const auto& value) {
         if constexpr (!std::is_same_v<std::decay_t<decltype(value)>, std::string>) positive = positive && value > 0;
@@ -114,7 +116,10 @@ void print_table(const std::vector<TunedRow>& rows) {
 
 std::vector<TunedRow> selected_rows(const TuningDb& database, const DbOptions& options) {
     auto rows = options.user_only ? database.user_rows() : database.rows();
-    if (!options.arch.empty()) std::erase_if(rows, [&](const TunedRow& row) { return row.key.arch != options.arch; });
+    if (!options.arch.empty()) {
+        const std::string arch = Arch::parse(options.arch).name;
+        std::erase_if(rows, [&](const TunedRow& row) { return row.key.arch != arch; });
+    }
     return rows;
 }
 

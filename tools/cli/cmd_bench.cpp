@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/check.hpp"
@@ -13,6 +14,7 @@
 #include "tools/common/roofline.hpp"
 #include "tools/common/shapes.hpp"
 #include "tools/common/timing.hpp"
+#include "variants/registry.hpp"
 
 namespace mqajit::cli {
 namespace {
@@ -24,6 +26,7 @@ struct BenchOptions {
     int warmup = 5;
     bool check = false;
     bool json = false;
+    std::string json_file;  // also write the JSON rows here
 };
 
 std::vector<tools::BenchShape> load_shapes(const std::string& spec) {
@@ -38,11 +41,14 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
     auto options = std::make_shared<BenchOptions>();
     CLI::App* command = app.add_subcommand("bench", "Time mqa_logits against the baseline kernel on the GPU");
     command->add_option("--shapes", options->shapes, "glm5 (default), deepseek, or a CSV with seq_len,seq_len_kv[,heads,head_dim]");
-    command->add_option("--variant", options->variant, "Time this variant (or 'baseline') instead of the tuned choice");
+    command->add_option("--variant", options->variant,
+                        "Time this variant (or 'baseline') instead of the tuned choice; 'all' times every variant "
+                        "that can run and reports the fastest");
     command->add_option("--runs", options->runs, "Timed runs per kernel (median reported)")->check(CLI::Range(3, 100000));
     command->add_option("--warmup", options->warmup, "Warm-up runs per kernel")->check(CLI::Range(0, 1000));
     command->add_flag("--check", options->check, "Also check each kernel against the reference once");
     command->add_flag("--json", options->json, "Print JSON");
+    command->add_option("--json-file", options->json_file, "Also write the JSON rows to this file");
     command->callback([options, &context] {
         const DriverStatus status = backend_for(Vendor::nvidia).driver_status();
         MQAJIT_CHECK_KIND(unsupported, status.available, "bench needs a GPU: {}", status.message);
@@ -64,19 +70,39 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
             tools::DeviceProblem problem(device, tools::make_problem(s.seq_len, s.seq_len_kv, s.heads, s.head_dim,
                                                                      tools::MaskKind::causal, seed++));
             const ProblemShape shape{.heads = s.heads, .head_dim = s.head_dim, .seq_len = s.seq_len, .seq_len_kv = s.seq_len_kv};
-            const KernelChoice choice = Dispatcher::instance().choose(shape, options->variant);
-            const std::string kernel = choice.variant ? choice.variant->name() : "baseline";
             auto time_kernel = [&](const std::string& variant) {
                 return timer.time([&](void* stream) { problem.run(MqaLogitsOptions{.stream = stream, .variant = variant}); },
                                   timing_options);
             };
-            const tools::Timing chosen = time_kernel(options->variant);
+            std::string kernel, reason;
+            tools::Timing chosen;
+            nlohmann::json per_variant = nlohmann::json::object();
+            if (options->variant == "all") {
+                const Arch arch = Arch::parse(device.arch());
+                for (const Variant& v : VariantRegistry::instance().variants(arch, s.heads, s.head_dim)) {
+                    if (v.op == MatrixOp::mfma) continue;
+                    const tools::Timing t = time_kernel(v.name());
+                    per_variant[v.name()] = t.median_us;
+                    if (kernel.empty() || t.median_us < chosen.median_us) {
+                        kernel = v.name();
+                        chosen = t;
+                    }
+                }
+                MQAJIT_CHECK_KIND(unsupported, !kernel.empty(), "no variant can run on {} at H={} D={}", arch.name,
+                                  s.heads, s.head_dim);
+                reason = "fastest of every variant that can run";
+            } else {
+                const KernelChoice choice = Dispatcher::instance().choose(shape, options->variant);
+                kernel = choice.variant ? choice.variant->name() : "baseline";
+                reason = choice.reason;
+                chosen = time_kernel(options->variant);
+            }
             const tools::Timing baseline = time_kernel("baseline");
             const double flops = problem.host().flops();
             const double floor = tools::floor_us(flops, s.seq_len, s.seq_len_kv);
             std::string verdict;
             if (options->check) {
-                for (const std::string& variant : {options->variant, std::string("baseline")}) {
+                for (const std::string& variant : {options->variant == "all" ? kernel : options->variant, std::string("baseline")}) {
                     const auto result = tools::check_against_reference(problem, MqaLogitsOptions{.variant = variant});
                     if (!result.passed(tools::kMaxCalcDiff)) {
                         ++failures;
@@ -85,7 +111,7 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
                 }
             }
             rows.push_back({{"heads", s.heads}, {"head_dim", s.head_dim}, {"seq_len", s.seq_len},
-                            {"seq_len_kv", s.seq_len_kv}, {"kernel", kernel}, {"reason", choice.reason},
+                            {"seq_len_kv", s.seq_len_kv}, {"kernel", kernel}, {"reason", reason}, {"variants_us", per_variant},
                             {"us", chosen.median_us}, {"min_us", chosen.min_us}, {"tflops", flops / chosen.median_us * 1e-6},
                             {"baseline_us", baseline.median_us}, {"floor_us", floor}, {"runs", chosen.runs},
                             {"checked", options->check}, {"check_failed", !verdict.empty()}});
@@ -98,6 +124,11 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
             }
         }
         if (options->json) fmt::print("{}\n", rows.dump(2));
+        if (!options->json_file.empty()) {
+            std::ofstream file(options->json_file);
+            file << rows.dump(2) << "\n";
+            MQAJIT_CHECK_KIND(io, file.good(), "could not write {}", options->json_file);
+        }
         context.exit_code = failures ? kCheckFailed : kOk;
     });
 }

@@ -201,8 +201,21 @@ Comparison compare_logits(const HostProblem& p, const std::vector<float>& got, c
             ++c.checked;
         }
     }
+    c.cross_sum = cross;
+    c.square_sum = squares;
     c.calc_diff = squares > 0 ? 1.0 - 2.0 * cross / squares : 0.0;
     return c;
+}
+
+void Comparison::merge(const Comparison& other) {
+    checked += other.checked;
+    nan_count += other.nan_count;
+    mask_mismatches += other.mask_mismatches;
+    poisoned += other.poisoned;
+    if (first_problem.empty()) first_problem = other.first_problem;
+    cross_sum += other.cross_sum;
+    square_sum += other.square_sum;
+    calc_diff = square_sum > 0 ? 1.0 - 2.0 * cross_sum / square_sum : 0.0;
 }
 
 }  // namespace mqajit::tools

@@ -53,6 +53,11 @@ struct Comparison {
     std::int64_t mask_mismatches = 0;  // -inf where a value belongs, or a value where -inf belongs
     std::int64_t poisoned = 0;         // entries still holding the poison pattern (never written)
     std::string first_problem;         // the first offending element, for the message
+    double cross_sum = 0;              // sum(x*y), kept so comparisons of several problems combine
+    double square_sum = 0;             // sum(x^2 + y^2)
+
+    // Folds another comparison in: calc_diff then covers the entries of both.
+    void merge(const Comparison& other);
     bool passed(double max_calc_diff) const {
         return calc_diff <= max_calc_diff && nan_count == 0 && mask_mismatches == 0 && poisoned == 0;
     }

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <set>
+#include <tuple>
+
 #include "codegen/families.hpp"
 #include "codegen/prebuilt.hpp"
 #include "core/check.hpp"
-#include "core/hash.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "tuning_db/tuning_db.hpp"
@@ -13,9 +15,17 @@
 
 namespace mqajit {
 
-struct Dispatcher::DeviceKernels {
+struct Dispatcher::DeviceState {
+    explicit DeviceState(Device& d) : device(d), arch(Arch::parse(d.arch())), multiprocessors(d.multiprocessor_count()) {}
+
+    Device& device;
+    const Arch arch;
+    const int multiprocessors;
     std::mutex mutex;
-    std::unordered_map<std::string, std::shared_ptr<LoadedKernel>> by_name;
+    std::unordered_map<const TunedRow*, Resolved> by_row;        // decisions of tuned rows
+    std::unordered_map<std::string, Resolved> by_request;        // explicit requests, and "no row"
+    std::unordered_map<std::string, std::shared_ptr<LoadedKernel>> prebuilt;  // by kernel name
+    std::set<std::tuple<int, int, std::int64_t, std::int64_t>> logged_shapes;
 };
 
 namespace {
@@ -25,103 +35,7 @@ std::optional<DiskCache> make_disk_cache() {
     return DiskCache(settings().cache_dir / "kernels");
 }
 
-std::string shape_tag(const Device& device, const ProblemShape& s) {
-    return fmt::format("{}/{}sm h{} d{} s{} n{}", device.arch(), device.multiprocessor_count(), s.heads, s.head_dim,
-                       s.seq_len, s.seq_len_kv);
-}
-
 }  // namespace
-
-Dispatcher& Dispatcher::instance() {
-    static Dispatcher dispatcher;
-    return dispatcher;
-}
-
-Dispatcher::Dispatcher()
-    : backend_(backend_for(Vendor::nvidia)),
-      cache_(make_disk_cache(), static_cast<std::size_t>(settings().memory_cache_capacity)) {}
-
-void Dispatcher::run(MqaLogitsArgs& args, const MqaLogitsOptions& options) {
-    Device& device = *backend_.current_device();
-    const KernelChoice choice = decide(device, args.shape, options.variant);
-    if (options.report) *options.report = {choice.variant ? choice.variant->name() : "baseline", choice.reason};
-    if (choice.variant) {
-        const bool explicitly_requested = !options.variant.empty();
-        try {
-            launch_variant(device, *choice.variant, args, options.stream);
-            return;
-        } catch (const Error& e) {
-            if (explicitly_requested) throw;
-            report_jit_failure(*choice.variant, e.what());
-            if (options.report) {
-                *options.report = {"baseline", fmt::format("{} failed: {}", choice.variant->name(), e.what())};
-            }
-        }
-    }
-    launch_baseline(device, args, options.stream);
-}
-
-KernelChoice Dispatcher::choose(const ProblemShape& shape, const std::string& requested_variant) {
-    return decide(*backend_.current_device(), shape, requested_variant);
-}
-
-KernelChoice Dispatcher::decide(Device& device, const ProblemShape& shape, const std::string& requested) {
-    const std::string key = fmt::format("{}#{}|{}", device.ordinal(), shape_tag(device, shape), requested);
-    {
-        std::lock_guard lock(mutex_);
-        if (auto found = choices_.find(key); found != choices_.end()) return found->second;
-    }
-    const Arch arch = Arch::parse(device.arch());
-    KernelChoice choice;
-    if (requested == "baseline") {
-        choice.reason = "baseline requested";
-    } else if (!requested.empty()) {
-        const Variant variant = Variant::parse(requested);
-        const Support support = VariantRegistry::instance().supports(arch, shape.heads, shape.head_dim, variant);
-        MQAJIT_CHECK_KIND(unsupported, support.ok, "variant {} cannot run here: {}", requested, support.reason);
-        choice = {variant, "variant requested by the caller"};
-    } else if (settings().disable_jit) {
-        choice.reason = "MQAJIT_DISABLE_JIT is set";
-    } else {
-        const ShapeKey shape_key{.arch = arch.name, .cu_num = device.multiprocessor_count(), .heads = shape.heads,
-                                 .head_dim = shape.head_dim, .seq_len = shape.seq_len, .seq_len_kv = shape.seq_len_kv};
-        const TunedRow* row = TuningDb::instance().lookup(shape_key);
-        if (row == nullptr) {
-            choice.reason = "no tuned row for this arch, SM count, heads and head_dim";
-        } else if (row->backend != "jit") {
-            choice.reason = fmt::format("tuned row ({}) picks the baseline", row->origin);
-        } else {
-            const Variant variant = Variant::parse(row->variant);
-            const Support support = VariantRegistry::instance().supports(arch, shape.heads, shape.head_dim, variant);
-            if (support.ok) {
-                choice = {variant, fmt::format("tuned row {} (s{} n{})", row->origin, row->key.seq_len,
-                                               row->key.seq_len_kv)};
-            } else {
-                choice.reason = fmt::format("tuned variant {} cannot run here: {}", row->variant, support.reason);
-            }
-        }
-    }
-    std::lock_guard lock(mutex_);
-    if (choice.variant && failed_variants_.contains(choice.variant->name())) {
-        choice = {std::nullopt, fmt::format("{} failed to build earlier", choice.variant->name())};
-    }
-    auto [it, inserted] = choices_.emplace(key, choice);
-    if (inserted) {
-        log().debug("dispatch {}: {} ({})", shape_tag(device, shape), choice.variant ? choice.variant->name() : "baseline",
-                    choice.reason);
-    }
-    return it->second;
-}
-
-void Dispatcher::report_jit_failure(const Variant& variant, const std::string& what) {
-    std::lock_guard lock(mutex_);
-    if (failed_variants_.insert(variant.name()).second) {
-        log().warn("variant {} is unavailable, using the baseline kernel instead: {}", variant.name(), what);
-    }
-    std::erase_if(choices_, [&](const auto& entry) {
-        return entry.second.variant && entry.second.variant->name() == variant.name();
-    });
-}
 
 KernelKey kernel_key_for(const Variant& variant, int heads, int head_dim, const Arch& arch, const Compiler& compiler) {
     return KernelKey{.family = family_for(variant).name(),
@@ -142,57 +56,135 @@ CompileRequest compile_request_for(const Variant& variant, int heads, int head_d
     return request;
 }
 
-std::shared_ptr<LoadedKernel> Dispatcher::jit_kernel(Device& device, const Variant& variant, const ProblemShape& shape) {
-    const Compiler& compiler = backend_.compiler();
-    const Arch arch = Arch::parse(device.arch());
-    return cache_.get(device, compiler, kernel_key_for(variant, shape.heads, shape.head_dim, arch, compiler),
-                      [&] { return compile_request_for(variant, shape.heads, shape.head_dim, arch); });
+Dispatcher& Dispatcher::instance() {
+    static Dispatcher dispatcher;
+    return dispatcher;
 }
 
-void Dispatcher::launch_variant(Device& device, const Variant& variant, MqaLogitsArgs& args, void* stream) {
-    std::shared_ptr<LoadedKernel> kernel = jit_kernel(device, variant, args.shape);
-    const LaunchPlan plan = family_for(variant).plan(variant, args.shape, device, args.params);
-    device.launch(*kernel, plan.config, stream, &args.params, sizeof(args.params));
-}
+Dispatcher::Dispatcher()
+    : backend_(backend_for(Vendor::nvidia)),
+      cache_(make_disk_cache(), static_cast<std::size_t>(settings().memory_cache_capacity)) {}
 
-Dispatcher::DeviceKernels& Dispatcher::prebuilt_kernels(Device& device) {
+Dispatcher::DeviceState& Dispatcher::state_for(Device& device) {
     std::lock_guard lock(mutex_);
-    auto& slot = prebuilt_[device.ordinal()];
-    if (!slot) slot = std::make_unique<DeviceKernels>();
+    auto& slot = devices_[device.ordinal()];
+    if (!slot) slot = std::make_unique<DeviceState>(device);
     return *slot;
 }
 
-namespace {
+void Dispatcher::run(MqaLogitsArgs& args, const MqaLogitsOptions& options) {
+    DeviceState& state = state_for(*backend_.current_device());
+    const Resolved& resolved = resolve(state, args.shape, options.variant);
+    if (options.report) *options.report = {resolved.variant ? resolved.variant->name() : "baseline", resolved.reason};
+    if (resolved.variant) {
+        launch(state.device, *resolved.variant, *resolved.kernel, args, options.stream);
+        return;
+    }
+    auto kernel = prebuilt_kernel(state, baseline_kernel_name(args.shape.heads, args.shape.head_dim));
+    launch(state.device, baseline_variant(args.shape.heads), *kernel, args, options.stream);
+}
 
-std::shared_ptr<LoadedKernel> prebuilt_kernel(Device& device, std::mutex& mutex,
-                                              std::unordered_map<std::string, std::shared_ptr<LoadedKernel>>& kernels,
-                                              const std::string& name) {
-    std::lock_guard lock(mutex);
-    auto& slot = kernels[name];
-    if (!slot) slot = device.load(prebuilt_fatbin(), name);
+KernelChoice Dispatcher::choose(const ProblemShape& shape, const std::string& requested_variant) {
+    return decide(state_for(*backend_.current_device()), shape, requested_variant);
+}
+
+KernelChoice Dispatcher::decide(DeviceState& state, const ProblemShape& shape, const std::string& requested) {
+    if (requested == "baseline") return {std::nullopt, "baseline requested"};
+    const auto& registry = VariantRegistry::instance();
+    if (!requested.empty()) {
+        const Variant variant = Variant::parse(requested);
+        const Support support = registry.supports(state.arch, shape.heads, shape.head_dim, variant);
+        MQAJIT_CHECK_KIND(unsupported, support.ok, "variant {} cannot run on this {} ({}): {}", requested,
+                          state.device.name(), state.arch.name, support.reason);
+        return {variant, "variant requested by the caller"};
+    }
+    if (settings().disable_jit) return {std::nullopt, "MQAJIT_DISABLE_JIT is set"};
+    const ShapeKey key{.arch = state.arch.name, .cu_num = state.multiprocessors, .heads = shape.heads,
+                       .head_dim = shape.head_dim, .seq_len = shape.seq_len, .seq_len_kv = shape.seq_len_kv};
+    const TunedRow* row = TuningDb::instance().lookup(key);
+    if (row == nullptr) return {std::nullopt, "no tuned row for this arch, SM count, heads and head_dim"};
+    if (row->backend != "jit") return {std::nullopt, fmt::format("tuned row {} picks the baseline", row->origin)};
+    const Variant variant = Variant::parse(row->variant);
+    const Support support = registry.supports(state.arch, shape.heads, shape.head_dim, variant);
+    if (!support.ok) return {std::nullopt, fmt::format("tuned variant {} cannot run here: {}", row->variant, support.reason)};
+    return {variant, fmt::format("tuned row {} (seq_len {}, seq_len_kv {})", row->origin, row->key.seq_len,
+                                 row->key.seq_len_kv)};
+}
+
+const Dispatcher::Resolved& Dispatcher::resolve(DeviceState& state, const ProblemShape& shape,
+                                                const std::string& requested) {
+    // NOTES: the warm path is one tuning lookup (two binary searches) and one hash lookup; the rest
+    // runs once per tuned row or explicit request.
+    const TunedRow* row = nullptr;
+    if (requested.empty() && !settings().disable_jit) {
+        row = TuningDb::instance().lookup(ShapeKey{.arch = state.arch.name, .cu_num = state.multiprocessors,
+                                                   .heads = shape.heads, .head_dim = shape.head_dim,
+                                                   .seq_len = shape.seq_len, .seq_len_kv = shape.seq_len_kv});
+    }
+    const std::string request_key =
+        row ? std::string() : fmt::format("{}|h{}d{}", requested.empty() ? "-" : requested, shape.heads, shape.head_dim);
+    {
+        std::lock_guard lock(state.mutex);
+        if (log().should_log(spdlog::level::debug) &&
+            state.logged_shapes.emplace(shape.heads, shape.head_dim, shape.seq_len, shape.seq_len_kv).second) {
+            const KernelChoice choice = decide(state, shape, requested);
+            log().debug("dispatch {} h{} d{} s{} n{}: {} ({})", state.arch.name, shape.heads, shape.head_dim,
+                        shape.seq_len, shape.seq_len_kv, choice.variant ? choice.variant->name() : "baseline",
+                        choice.reason);
+        }
+        if (row) {
+            if (auto found = state.by_row.find(row); found != state.by_row.end()) return found->second;
+        } else if (auto found = state.by_request.find(request_key); found != state.by_request.end()) {
+            return found->second;
+        }
+    }
+
+    const KernelChoice choice = decide(state, shape, requested);
+    Resolved resolved{choice.variant, choice.reason, nullptr};
+    if (resolved.variant) {
+        try {
+            resolved.kernel = jit_kernel(state, *resolved.variant, shape);
+        } catch (const Error& e) {
+            if (!requested.empty()) throw;
+            log().warn("variant {} is unavailable on {}, using the baseline kernel instead: {}",
+                       resolved.variant->name(), state.arch.name, e.what());
+            resolved = {std::nullopt, fmt::format("{} failed to build: {}", resolved.variant->name(), e.what()), nullptr};
+        }
+    }
+    std::lock_guard lock(state.mutex);
+    auto& map_slot = row ? state.by_row[row] : state.by_request[request_key];
+    if (!map_slot.kernel && !map_slot.variant && map_slot.reason.empty()) map_slot = std::move(resolved);
+    return map_slot;
+}
+
+std::shared_ptr<LoadedKernel> Dispatcher::jit_kernel(DeviceState& state, const Variant& variant,
+                                                     const ProblemShape& shape) {
+    const Compiler& compiler = backend_.compiler();
+    return cache_.get(state.device, compiler, kernel_key_for(variant, shape.heads, shape.head_dim, state.arch, compiler),
+                      [&] { return compile_request_for(variant, shape.heads, shape.head_dim, state.arch); });
+}
+
+std::shared_ptr<LoadedKernel> Dispatcher::prebuilt_kernel(DeviceState& state, const std::string& name) {
+    std::lock_guard lock(state.mutex);
+    auto& slot = state.prebuilt[name];
+    if (!slot) slot = state.device.load(prebuilt_fatbin(), name);
     return slot;
 }
 
-}  // namespace
-
-void Dispatcher::launch_baseline(Device& device, MqaLogitsArgs& args, void* stream) {
-    DeviceKernels& kernels = prebuilt_kernels(device);
-    auto kernel = prebuilt_kernel(device, kernels.mutex, kernels.by_name,
-                                  baseline_kernel_name(args.shape.heads, args.shape.head_dim));
-    const Variant variant = baseline_variant(args.shape.heads);
+void Dispatcher::launch(Device& device, const Variant& variant, LoadedKernel& kernel, MqaLogitsArgs& args,
+                        void* stream) {
     const LaunchPlan plan = family_for(variant).plan(variant, args.shape, device, args.params);
-    device.launch(*kernel, plan.config, stream, &args.params, sizeof(args.params));
+    device.launch(kernel, plan.config, stream, &args.params, sizeof(args.params));
 }
 
 void Dispatcher::run_reference(MqaLogitsArgs& args, void* stream) {
-    Device& device = *backend_.current_device();
-    DeviceKernels& kernels = prebuilt_kernels(device);
-    auto kernel = prebuilt_kernel(device, kernels.mutex, kernels.by_name, kReferenceKernelName);
+    DeviceState& state = state_for(*backend_.current_device());
+    auto kernel = prebuilt_kernel(state, kReferenceKernelName);
     LaunchConfig config;
     config.grid_x = static_cast<unsigned>((args.shape.seq_len_kv + 127) / 128);
     config.grid_y = static_cast<unsigned>(args.shape.seq_len);
     config.block_x = 128;
-    device.launch(*kernel, config, stream, &args.params, sizeof(args.params));
+    state.device.launch(*kernel, config, stream, &args.params, sizeof(args.params));
 }
 
 }  // namespace mqajit

@@ -6,7 +6,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -35,27 +34,31 @@ public:
     void run(MqaLogitsArgs& args, const MqaLogitsOptions& options);
     // The reference kernel (fp32 on CUDA cores), for tests, the demo and the tuner.
     void run_reference(MqaLogitsArgs& args, void* stream);
-    // The decision for a shape on the current device, without launching.
+    // The decision for a shape on the current device, without compiling or launching.
     KernelChoice choose(const ProblemShape& shape, const std::string& requested_variant);
-    KernelCache& kernel_cache() { return cache_; }
 
 private:
     Dispatcher();
 
-    struct DeviceKernels;  // the prebuilt module's kernels on one device
-    DeviceKernels& prebuilt_kernels(Device& device);
-    KernelChoice decide(Device& device, const ProblemShape& shape, const std::string& requested_variant);
-    std::shared_ptr<LoadedKernel> jit_kernel(Device& device, const Variant& variant, const ProblemShape& shape);
-    void launch_baseline(Device& device, MqaLogitsArgs& args, void* stream);
-    void launch_variant(Device& device, const Variant& variant, MqaLogitsArgs& args, void* stream);
-    void report_jit_failure(const Variant& variant, const std::string& what);
+    // A decision with its kernel loaded: what a warm call needs, found with one hash lookup.
+    struct Resolved {
+        std::optional<Variant> variant;  // nullopt: the baseline
+        std::string reason;
+        std::shared_ptr<LoadedKernel> kernel;  // null for the baseline (looked up per heads/head_dim)
+    };
+    struct DeviceState;
+
+    DeviceState& state_for(Device& device);
+    KernelChoice decide(DeviceState& state, const ProblemShape& shape, const std::string& requested);
+    const Resolved& resolve(DeviceState& state, const ProblemShape& shape, const std::string& requested);
+    std::shared_ptr<LoadedKernel> jit_kernel(DeviceState& state, const Variant& variant, const ProblemShape& shape);
+    std::shared_ptr<LoadedKernel> prebuilt_kernel(DeviceState& state, const std::string& name);
+    void launch(Device& device, const Variant& variant, LoadedKernel& kernel, MqaLogitsArgs& args, void* stream);
 
     Backend& backend_;
     KernelCache cache_;
     std::mutex mutex_;
-    std::unordered_map<std::string, KernelChoice> choices_;  // by device + shape + request
-    std::set<std::string> failed_variants_;
-    std::unordered_map<int, std::unique_ptr<DeviceKernels>> prebuilt_;
+    std::unordered_map<int, std::unique_ptr<DeviceState>> devices_;
 };
 
 }  // namespace mqajit

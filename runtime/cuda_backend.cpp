@@ -46,7 +46,7 @@ const CudaBackend::Driver& CudaBackend::driver() const {
         try {
             driver_.api = CudaDriverApi::load(libraries_.driver);
         } catch (const Error& e) {
-            driver_.status = {.available = false, .message = fmt::format("no CUDA driver: {}", e.what())};
+            driver_.status = {.available = false, .message = e.what()};  // "no CUDA driver: tried ..."
             return;
         }
         const CudaDriverApi& api = *driver_.api;

@@ -51,57 +51,78 @@ std::string_view advice_for(CUresult result) {
     }
 }
 
-// NOTES: cuGetProcAddress_v2 (driver 12.0+) is the one symbol taken with dlsym. Asking it for each
-// function at CUDA_VERSION returns the ABI version cuda.h declared (cuMemAlloc_v2, ...), which dlsym
-// by plain name would not. The driver 12.0 floor costs nothing: cuTensorMapEncodeTiled needs it too.
-using GetProcAddress = decltype(&::cuGetProcAddress);
+// NOTES: cuGetProcAddress_v2 (driver 12.0+) is the one symbol taken with dlsym; every other one is
+// asked of it at the version its pointer type names. The driver 12.0 floor costs nothing:
+// cuTensorMapEncodeTiled needs it too.
+using GetProcAddress = PFN_cuGetProcAddress_v12000;
 constexpr const char* kGetProcAddressSymbol = "cuGetProcAddress_v2";
 
 }  // namespace
 
 std::vector<std::string> CudaDriverApi::default_candidates() {
     if (const auto& configured = settings().cuda_driver_library) return {*configured};
-    return {"libcuda.so.1", "libcuda.so"};
+    // NOTES: the absolute paths come after the loader's search because the CUDA stub library's
+    // soname is libcuda.so.1 too: once it is in the process (or first on the search path),
+    // "libcuda.so.1" finds the stub, which load() passes over.
+    return {"libcuda.so.1", "libcuda.so", "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1",
+            "/usr/lib64/libcuda.so.1"};
 }
 
 CudaDriverApi::CudaDriverApi(DynamicLibrary library)
     : library_(std::move(library)), library_path_(library_.resolved_path()) {}
 
-std::shared_ptr<const CudaDriverApi> CudaDriverApi::load(std::span<const std::string> candidates) {
-    auto api = std::shared_ptr<CudaDriverApi>(new CudaDriverApi(
-        DynamicLibrary::open_first(
-        candidates, "the CUDA driver library",
-        "install the NVIDIA driver, or set MQAJIT_CUDA_DRIVER_LIBRARY to the path of libcuda.so.1",
-        DynamicLibrary::Unload::never)));
-    auto get_proc_address = reinterpret_cast<GetProcAddress>(api->library_.symbol(kGetProcAddressSymbol));
-    MQAJIT_CHECK_KIND(not_found, get_proc_address != nullptr,
-                      "the CUDA driver {} does not export {}: it is older than CUDA 12.0; update the NVIDIA "
-                      "driver (mqajit needs 12.0 or newer)",
-                      api->library_path_, kGetProcAddressSymbol);
-
+std::string CudaDriverApi::resolve_functions() {
+    auto get_proc_address = reinterpret_cast<GetProcAddress>(library_.symbol(kGetProcAddressSymbol));
+    if (get_proc_address == nullptr) {
+        return fmt::format("exports no {}: the driver is older than CUDA 12.0, which mqajit needs", kGetProcAddressSymbol);
+    }
     std::vector<std::string> missing;
     CUresult first_failure = CUDA_SUCCESS;
-    auto resolve = [&](const char* name, void** slot) {
+    auto resolve = [&](const char* name, int version, void** slot) {
         CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-        const CUresult result = get_proc_address(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+        const CUresult result =
+            get_proc_address(name, slot, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status);
         if (result != CUDA_SUCCESS && first_failure == CUDA_SUCCESS) first_failure = result;
         if (result != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS || *slot == nullptr) {
             *slot = nullptr;
             missing.emplace_back(name);
         }
     };
-#define MQAJIT_CUDA_RESOLVE(function) resolve(#function, reinterpret_cast<void**>(&api->function));
+#define MQAJIT_CUDA_RESOLVE(function, version) resolve(#function, version, reinterpret_cast<void**>(&function));
     MQAJIT_CUDA_DRIVER_FUNCTIONS(MQAJIT_CUDA_RESOLVE)
 #undef MQAJIT_CUDA_RESOLVE
 
-    if (first_failure == CUDA_ERROR_STUB_LIBRARY) {
-        MQAJIT_FAIL(not_found, "{} is the CUDA stub library, not a driver: {}", api->library_path_,
-                    advice_for(CUDA_ERROR_STUB_LIBRARY));
+    if (first_failure == CUDA_ERROR_STUB_LIBRARY) return "is the CUDA stub library (for linking only), not a driver";
+    if (!missing.empty()) {
+        return fmt::format("lacks {}; the driver is too old", fmt::join(missing, ", "));
     }
-    MQAJIT_CHECK_KIND(not_found, missing.empty(),
-                      "the CUDA driver {} lacks {} (asked for CUDA {} versions); update the NVIDIA driver",
-                      api->library_path_, fmt::join(missing, ", "), format_cuda_version(CUDA_VERSION));
-    return api;
+    return {};
+}
+
+std::shared_ptr<const CudaDriverApi> CudaDriverApi::load(std::span<const std::string> candidates) {
+    MQAJIT_CHECK_KIND(internal, !candidates.empty(), "no candidate paths given for the CUDA driver");
+    std::vector<std::string> tried;
+    for (const std::string& candidate : candidates) {
+        std::string reason;
+        auto library = DynamicLibrary::try_open(candidate, reason);
+        if (!library) {
+            tried.push_back(fmt::format("{}: {}", candidate, reason));
+            continue;
+        }
+        auto api = std::shared_ptr<CudaDriverApi>(new CudaDriverApi(std::move(*library)));
+        reason = api->resolve_functions();
+        if (reason.empty()) {
+            api->library_.keep_loaded();
+            return api;
+        }
+        const std::string& found = api->library_path_;
+        tried.push_back(found == candidate ? fmt::format("{} {}", candidate, reason)
+                                           : fmt::format("{} ({}) {}", candidate, found, reason));
+    }
+    MQAJIT_FAIL(not_found,
+                "no CUDA driver: tried {}; install or update the NVIDIA driver, or set "
+                "MQAJIT_CUDA_DRIVER_LIBRARY to the path of the real libcuda.so.1",
+                fmt::join(tried, "; "));
 }
 
 std::string CudaDriverApi::describe(CUresult result) const {

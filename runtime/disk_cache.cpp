@@ -1,5 +1,6 @@
 #include "runtime/disk_cache.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -50,8 +51,10 @@ void remove_entry_folder(const std::filesystem::path& root, const std::filesyste
         const std::filesystem::path graveyard = make_unique_folder(root / "tmp", "removed-");
         // NOTES: renaming a folder onto an empty folder replaces it (rename(2)).
         if (::rename(entry.c_str(), graveyard.c_str()) != 0) {
+            const int error = errno;
             std::filesystem::remove_all(graveyard, ignored);
-            std::filesystem::remove_all(entry, ignored);
+            // ENOENT: another process removed it first, and may since have published a good one.
+            if (error != ENOENT) std::filesystem::remove_all(entry, ignored);
             return;
         }
         std::filesystem::remove_all(graveyard, ignored);
@@ -92,6 +95,8 @@ std::optional<DiskCacheHit> DiskCache::load(const std::string& key) const {
     try {
         const auto meta_bytes = read_whole_file(entry / kMetaFile);
         if (!meta_bytes) {
+            // Gone since the check above: another process removed it, which is a plain miss.
+            if (!std::filesystem::exists(entry, error)) return std::nullopt;
             discard(key, "meta.json is missing or unreadable");
             return std::nullopt;
         }
@@ -113,6 +118,7 @@ std::optional<DiskCacheHit> DiskCache::load(const std::string& key) const {
         }
         auto binary = read_whole_file(entry / kBinaryFile);
         if (!binary) {
+            if (!std::filesystem::exists(entry, error)) return std::nullopt;
             discard(key, "kernel.bin is missing or unreadable");
             return std::nullopt;
         }

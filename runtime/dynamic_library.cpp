@@ -24,18 +24,21 @@ void DynamicLibrary::Closer::operator()(void* handle) const {
     if (handle != nullptr) dlclose(handle);
 }
 
+std::optional<DynamicLibrary> DynamicLibrary::try_open(const std::string& path, std::string& reason) {
+    if (void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return DynamicLibrary(handle, path);
+    reason = last_loader_error();
+    // dlerror() starts with the path itself; keep the reason only.
+    if (reason.starts_with(path + ": ")) reason.erase(0, path.size() + 2);
+    return std::nullopt;
+}
+
 DynamicLibrary DynamicLibrary::open_first(std::span<const std::string> candidates, std::string_view what,
-                                          std::string_view advice, Unload unload) {
+                                          std::string_view advice) {
     MQAJIT_CHECK_KIND(internal, !candidates.empty(), "no candidate paths given for {}", what);
-    // NOTES: RTLD_NODELETE for the driver: it keeps threads and atexit work of its own, and
-    // unmapping it while those exist crashes at process exit.
-    const int flags = RTLD_NOW | RTLD_LOCAL | (unload == Unload::never ? RTLD_NODELETE : 0);
     std::vector<std::string> tried;
     for (const std::string& candidate : candidates) {
-        if (void* handle = dlopen(candidate.c_str(), flags)) return DynamicLibrary(handle, candidate);
-        std::string reason = last_loader_error();
-        // dlerror() starts with the path itself; keep the reason only.
-        if (reason.starts_with(candidate + ": ")) reason.erase(0, candidate.size() + 2);
+        std::string reason;
+        if (auto library = try_open(candidate, reason)) return std::move(*library);
         tried.push_back(fmt::format("{}: {}", candidate, reason));
     }
     MQAJIT_FAIL(not_found, "{} not found (tried {}); {}", what, fmt::join(tried, "; "), advice);
@@ -45,6 +48,12 @@ DynamicLibrary DynamicLibrary::open_global(const std::string& path) {
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
     MQAJIT_CHECK_KIND(not_found, handle != nullptr, "cannot load {}: {}", path, last_loader_error());
     return DynamicLibrary(handle, path);
+}
+
+void DynamicLibrary::keep_loaded() const {
+    // NOTES: dlopen with RTLD_NOLOAD only adds the flag to the mapped object; the extra reference
+    // is dropped at once.
+    if (void* again = dlopen(resolved_path().c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)) dlclose(again);
 }
 
 void* DynamicLibrary::symbol(const char* name) const {

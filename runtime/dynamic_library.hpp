@@ -3,6 +3,7 @@
 // here, so libmqajit starts on a machine that lacks them and reports what it tried.
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -11,14 +12,18 @@ namespace mqajit {
 
 class DynamicLibrary {
 public:
-    enum class Unload { on_destroy, never };
-
     // Opens the first candidate that loads (RTLD_NOW | RTLD_LOCAL). Throws Error(not_found), one line:
     // "<what> not found (tried <path>: <loader's reason>; ...); <advice>".
     static DynamicLibrary open_first(std::span<const std::string> candidates, std::string_view what,
-                                     std::string_view advice, Unload unload = Unload::on_destroy);
+                                     std::string_view advice);
+    // Opens one path (RTLD_NOW | RTLD_LOCAL); nullopt with the loader's reason in `reason` on failure.
+    static std::optional<DynamicLibrary> try_open(const std::string& path, std::string& reason);
     // Opens one path with RTLD_GLOBAL, so libraries loaded later by name find it.
     static DynamicLibrary open_global(const std::string& path);
+
+    // Keeps the library mapped after the last handle closes (RTLD_NODELETE), for libraries that
+    // start threads or atexit work of their own, such as the CUDA driver.
+    void keep_loaded() const;
 
     // The exported symbol, or nullptr when the library does not export it.
     void* symbol(const char* name) const;

@@ -44,7 +44,7 @@ TEST_CASE("cuda backend: without a driver library the status is one line and dev
     CudaBackend backend = backend_without_driver();
     const DriverStatus status = backend.driver_status();
     CHECK_FALSE(status.available);
-    CHECK(status.message.starts_with("no CUDA driver: "));
+    CHECK(status.message.starts_with("no CUDA driver: tried "));
     CHECK(status.message.find("/nonexistent/libcuda.so.1") != std::string::npos);
     CHECK(status.message.find('\n') == std::string::npos);
     CHECK(backend.device_count() == 0);
@@ -67,6 +67,26 @@ TEST_CASE("cuda backend: the CUDA stub library is recognised, not used as a driv
     CHECK(status.message.find("stub") != std::string::npos);
     CHECK(status.message.find('\n') == std::string::npos);
     CHECK(backend.device_count() == 0);
+}
+
+TEST_CASE("cuda driver api: a stub library is passed over for the next candidate") {
+    const std::filesystem::path stub =
+        std::filesystem::path(NvrtcApi::default_candidates().back()).parent_path() / "stubs" / "libcuda.so";
+    if (!std::filesystem::exists(stub)) {
+        MESSAGE("skipped: no CUDA stub library at " << stub.string());
+        return;
+    }
+    try {
+        // libc loads but is no driver: reaching it shows the stub did not end the search.
+        CudaDriverApi::load(std::vector<std::string>{stub.string(), "libc.so.6"});
+        FAIL("neither candidate is a driver, yet one loaded");
+    } catch (const Error& e) {
+        CHECK(e.kind() == ErrorKind::not_found);
+        const std::string message = e.what();
+        CHECK(message.find("stub library") != std::string::npos);
+        CHECK(message.find("libc.so.6") != std::string::npos);
+        CHECK(message.find("cuGetProcAddress_v2") != std::string::npos);
+    }
 }
 
 TEST_CASE("cuda backend: MQAJIT_CUDA_DRIVER_LIBRARY pointing nowhere leaves the process running") {

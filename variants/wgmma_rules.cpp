@@ -29,9 +29,6 @@ public:
               "wgmma64x64x32_bkv64_r2_w3_lds6",
               "wgmma64x256x32_bkv64_r8_w2_lds4",
               "wgmma64x256x32_bkv64_r8_w1_lds4",
-              "wgmma64x128x32_bkv64_r4_w1_lds4",
-              "wgmma64x128x32_bkv64_r4_w2_lds6",
-              "wgmma64x64x32_bkv128_r2_w2_lds6",
           })),
           for_64_heads_(with_rows_halved(for_32_heads_)) {}
 

@@ -38,10 +38,7 @@ struct Sm90Config {
     static constexpr u32 kSharedBytes = 1024 + kStages * kKvStageBytes + kQBuffers * kQBufferBytes + kBarrierBytes;
 
     static constexpr int kProducerRegisters = 40;
-    static constexpr int kMathRegisters = kMathGroups == 1 ? 255 : (kMathGroups == 2 ? 232 : 152);
-    static constexpr int kAccumulators = kMTiles * kN / 2;
-    // Two accumulator sets when they fit beside the weights (kN / 4) and ~40 working registers.
-    static constexpr bool kDoubleBufferAccumulators = 2 * kAccumulators + kN / 4 + 40 <= kMathRegisters;
+    static constexpr int kMathRegisters = kMathGroups == 2 ? 232 : 152;
 
     static_assert(kHeadDim == 64 || kHeadDim == 128, "head_dim 64 or 128");
     static_assert(kBlockKv == 64 || kBlockKv == 128, "bkv 64 or 128");
@@ -182,201 +179,112 @@ __device__ __forceinline__ void fill_uncomputed(const MqaLogitsParams& p, const 
     }
 }
 
-// What one math thread keeps for the unit it works on.
-template <class C>
-struct UnitState {
-    float weight[C::kNBlocks][2];          // weights of this thread's heads, per 8-column block
-    int own_start[C::kOwnRows];            // windows of the query rows whose stores this lane makes
-    int own_end[C::kOwnRows];
-    const unsigned char* q_tile;
-};
-
-template <class C>
-__device__ __forceinline__ void load_unit_state(const MqaLogitsParams& p, const Unit& unit, int quad_lane,
-                                                UnitState<C>& state) {
-#pragma unroll
-    for (int block = 0; block < C::kNBlocks; ++block) {
-        const int r = block * 8 / C::kHeads;
-        const int head = (block * 8) % C::kHeads + 2 * quad_lane;
-        const int row = unit.first_row + r;
-        const bool valid = row < p.seq_len;
-        const float* w = p.weights + static_cast<long long>(row) * p.weights_stride_s + head;
-        state.weight[block][0] = valid ? w[0] : 0.f;
-        state.weight[block][1] = valid ? w[1] : 0.f;
-    }
-#pragma unroll
-    for (int k = 0; k < C::kOwnRows; ++k) {
-        const int row = unit.first_row + 4 * k + quad_lane;
-        const bool valid = 4 * k + quad_lane < C::kRows && row < p.seq_len;
-        state.own_start[k] = valid ? clamp_index(p.cu_starts[row], 0, p.seq_len_kv) : 0;
-        state.own_end[k] = valid ? clamp_index(p.cu_ends[row], 0, p.seq_len_kv) : 0;
-    }
-}
-
-// One KV tile this warpgroup computes: its index and where it sits in the stage ring.
-struct TileJob {
-    int tile;
-    u32 stage;
-    u32 phase;
-};
-
-// Walks a unit's tiles in ring order and returns those this warpgroup owns (every kMathGroups-th).
-template <class C>
-struct TileWalker {
-    int tile;
-    int end;
-    u32 counter;
-    int math_group;
-
-    __device__ __forceinline__ bool next(TileJob& job) {
-        while (tile < end) {
-            const bool mine = static_cast<int>(counter % C::kMathGroups) == math_group;
-            job = TileJob{tile, counter % C::kStages, (counter / C::kStages) & 1};
-            ++tile;
-            ++counter;
-            if (mine) return true;
-        }
-        return false;
-    }
-};
-
-// Waits for the tile's data and issues its wgmmas (KV x Q^T) into `acc`, committed as one group.
-template <class C>
-__device__ __forceinline__ void issue_tile(const SharedLayout& smem, const unsigned char* q_tile, const TileJob& job,
-                                           float (&acc)[C::kMTiles][C::kN / 2]) {
-    barrier_wait(smem.kv_full + job.stage, job.phase);
-    const unsigned char* kv_tile = smem.kv_tiles + job.stage * C::kKvStageBytes;
-    wgmma_fence();
-#pragma unroll
-    for (int k = 0; k < C::kKSteps; ++k) {
-        const u64 b_descriptor = matrix_descriptor<C::kHeadDim>(q_tile + k * 32);
-#pragma unroll
-        for (int m = 0; m < C::kMTiles; ++m) {
-            const u64 a_descriptor = matrix_descriptor<C::kHeadDim>(kv_tile + m * 64 * C::kHeadDim + k * 32);
-            Wgmma<C::kN>::run(acc[m], a_descriptor, b_descriptor, k > 0 ? 1 : 0);
-        }
-    }
-    wgmma_commit();
-}
-
-// After the tile's wgmmas completed: hands its stage back to the producer, then reduces the
-// accumulators to logits and stores them.
-template <class C>
-__device__ __forceinline__ void finish_tile(const MqaLogitsParams& p, const SharedLayout& smem, const Unit& unit,
-                                            const UnitState<C>& state, const TileJob& job,
-                                            float (&acc)[C::kMTiles][C::kN / 2]) {
-    const int lane = threadIdx.x % 32;
-    const int warp_in_group = (threadIdx.x / 32) % 4;
-    const int group_row = lane / 4;
-    const int quad_lane = lane % 4;
-#pragma unroll
-    for (int m = 0; m < C::kMTiles; ++m)
-#pragma unroll
-        for (int i = 0; i < C::kN / 2; ++i) fence_operand(acc[m][i]);
-    __syncwarp();
-    if (lane == 0) barrier_arrive(smem.kv_empty + job.stage);
-
-#pragma unroll
-    for (int m = 0; m < C::kMTiles; ++m) {
-        const int col = job.tile * C::kBlockKv + m * 64 + warp_in_group * 16 + group_row;
-        const float scale_low = col < p.seq_len_kv ? p.kv_scales[col] : 0.f;
-        const float scale_high = col + 8 < p.seq_len_kv ? p.kv_scales[col + 8] : 0.f;
-        // NOTES: w * relu(x) = (w*x + w*|x|) / 2. Two full-rate FFMAs (|x| is a free operand
-        // modifier) replace a half-rate FMNMX plus an FFMA; the 1/2 is folded into the scale.
-        float signed_low[C::kRows], absolute_low[C::kRows], signed_high[C::kRows], absolute_high[C::kRows];
-#pragma unroll
-        for (int r = 0; r < C::kRows; ++r) signed_low[r] = absolute_low[r] = signed_high[r] = absolute_high[r] = 0.f;
-#pragma unroll
-        for (int block = 0; block < C::kNBlocks; ++block) {
-            const int r = block * 8 / C::kHeads;
-#pragma unroll
-            for (int half = 0; half < 2; ++half) {
-                const float w = state.weight[block][half];
-                const float low = acc[m][block * 4 + half], high = acc[m][block * 4 + 2 + half];
-                signed_low[r] = fmaf(w, low, signed_low[r]);
-                absolute_low[r] = fmaf(w, fabsf(low), absolute_low[r]);
-                signed_high[r] = fmaf(w, high, signed_high[r]);
-                absolute_high[r] = fmaf(w, fabsf(high), absolute_high[r]);
-            }
-        }
-        float low[C::kRows], high[C::kRows];
-#pragma unroll
-        for (int r = 0; r < C::kRows; ++r) {
-            low[r] = signed_low[r] + absolute_low[r];
-            high[r] = signed_high[r] + absolute_high[r];
-            low[r] += __shfl_xor_sync(0xffffffffu, low[r], 1);
-            low[r] += __shfl_xor_sync(0xffffffffu, low[r], 2);
-            high[r] += __shfl_xor_sync(0xffffffffu, high[r], 1);
-            high[r] += __shfl_xor_sync(0xffffffffu, high[r], 2);
-        }
-#pragma unroll
-        for (int r = 0; r < C::kRows; ++r) {
-            const int row = unit.first_row + r;
-            if ((r & 3) == quad_lane && row < p.seq_len) {
-                const int start = state.own_start[r / 4], end = state.own_end[r / 4];
-                store_logit(p, row, col, low[r] * (0.5f * scale_low), start, end);
-                store_logit(p, row, col + 8, high[r] * (0.5f * scale_high), start, end);
-            }
-        }
-    }
-}
-
 template <class C>
 __device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLayout& smem, int math_group) {
     const int lane = threadIdx.x % 32;
-    const int quad_lane = lane % 4;
+    const int warp_in_group = (threadIdx.x / 32) % 4;
+    const int group_row = lane / 4;   // accumulator row inside the warp's 16
+    const int quad_lane = lane % 4;   // which column pair of each 8-column block
     const int math_thread = math_group * 128 + threadIdx.x % 128;
 
-    // NOTES: when two accumulator sets fit in registers, the wgmmas of a warpgroup's next tile run
-    // while it reduces the current one, so its own epilogue overlaps its matrix work.
-    constexpr bool kDoubleBuffer = C::kDoubleBufferAccumulators;
-    float acc[kDoubleBuffer ? 2 : 1][C::kMTiles][C::kN / 2];
-    UnitState<C> state;
+    float acc[C::kMTiles][C::kN / 2];
+    float weight[C::kNBlocks][2];
+    int own_start[C::kOwnRows], own_end[C::kOwnRows];
 
     u32 tile_counter = 0, q_counter = 0;
     for (int unit_index = blockIdx.x; unit_index < num_units<C>(p); unit_index += gridDim.x) {
         const Unit unit = describe_unit<C::kRows, C::kBlockKv>(p, unit_index);
         if (p.clean_logits) fill_uncomputed<C>(p, unit, math_thread);
         if (unit.tile_end == unit.tile_begin) continue;
-        load_unit_state<C>(p, unit, quad_lane, state);
+
+#pragma unroll
+        for (int block = 0; block < C::kNBlocks; ++block) {
+            const int r = block * 8 / C::kHeads;
+            const int head = (block * 8) % C::kHeads + 2 * quad_lane;
+            const int row = unit.first_row + r;
+            const bool valid = row < p.seq_len;
+            const float* w = p.weights + static_cast<long long>(row) * p.weights_stride_s + head;
+            weight[block][0] = valid ? w[0] : 0.f;
+            weight[block][1] = valid ? w[1] : 0.f;
+        }
+#pragma unroll
+        for (int k = 0; k < C::kOwnRows; ++k) {
+            const int row = unit.first_row + 4 * k + quad_lane;
+            const bool valid = 4 * k + quad_lane < C::kRows && row < p.seq_len;
+            own_start[k] = valid ? clamp_index(p.cu_starts[row], 0, p.seq_len_kv) : 0;
+            own_end[k] = valid ? clamp_index(p.cu_ends[row], 0, p.seq_len_kv) : 0;
+        }
 
         const u32 q_buffer = q_counter % C::kQBuffers;
         barrier_wait(smem.q_full + q_buffer, (q_counter / C::kQBuffers) & 1);
-        state.q_tile = smem.q_tiles + q_buffer * C::kQBufferBytes;
+        const unsigned char* q_tile = smem.q_tiles + q_buffer * C::kQBufferBytes;
 
-        TileWalker<C> walker{unit.tile_begin, unit.tile_end, tile_counter, math_group};
-        TileJob current, next;
-        if constexpr (kDoubleBuffer) {
-            bool have_current = walker.next(current);
-            if (have_current) issue_tile<C>(smem, state.q_tile, current, acc[0]);
-            while (have_current) {
-                const bool have_next = walker.next(next);
-                if (have_next) {
-                    issue_tile<C>(smem, state.q_tile, next, acc[1]);
-                    wgmma_wait<1>();
-                } else {
-                    wgmma_wait<0>();
-                }
-                finish_tile<C>(p, smem, unit, state, current, acc[0]);
-                if (!have_next) break;
-                have_current = walker.next(current);
-                if (have_current) {
-                    issue_tile<C>(smem, state.q_tile, current, acc[0]);
-                    wgmma_wait<1>();
-                } else {
-                    wgmma_wait<0>();
-                }
-                finish_tile<C>(p, smem, unit, state, next, acc[1]);
+        for (int tile = unit.tile_begin; tile < unit.tile_end; ++tile, ++tile_counter) {
+            if (static_cast<int>(tile_counter % C::kMathGroups) != math_group) continue;
+            const u32 stage = tile_counter % C::kStages;
+            const unsigned char* kv_tile = smem.kv_tiles + stage * C::kKvStageBytes;
+
+            float scale[C::kMTiles][2];
+#pragma unroll
+            for (int m = 0; m < C::kMTiles; ++m) {
+                const int col = tile * C::kBlockKv + m * 64 + warp_in_group * 16 + group_row;
+                scale[m][0] = col < p.seq_len_kv ? p.kv_scales[col] : 0.f;
+                scale[m][1] = col + 8 < p.seq_len_kv ? p.kv_scales[col + 8] : 0.f;
             }
-        } else {
-            while (walker.next(current)) {
-                issue_tile<C>(smem, state.q_tile, current, acc[0]);
-                wgmma_wait<0>();
-                finish_tile<C>(p, smem, unit, state, current, acc[0]);
+
+            barrier_wait(smem.kv_full + stage, (tile_counter / C::kStages) & 1);
+            wgmma_fence();
+#pragma unroll
+            for (int k = 0; k < C::kKSteps; ++k) {
+                const u64 b_descriptor = matrix_descriptor<C::kHeadDim>(q_tile + k * 32);
+#pragma unroll
+                for (int m = 0; m < C::kMTiles; ++m) {
+                    const u64 a_descriptor =
+                        matrix_descriptor<C::kHeadDim>(kv_tile + m * 64 * C::kHeadDim + k * 32);
+                    Wgmma<C::kN>::run(acc[m], a_descriptor, b_descriptor, k > 0 ? 1 : 0);
+                }
+            }
+            wgmma_commit();
+            wgmma_wait<0>();
+#pragma unroll
+            for (int m = 0; m < C::kMTiles; ++m)
+#pragma unroll
+                for (int i = 0; i < C::kN / 2; ++i) fence_operand(acc[m][i]);
+            __syncwarp();
+            if (lane == 0) barrier_arrive(smem.kv_empty + stage);
+
+#pragma unroll
+            for (int m = 0; m < C::kMTiles; ++m) {
+                float low[C::kRows], high[C::kRows];
+#pragma unroll
+                for (int r = 0; r < C::kRows; ++r) low[r] = high[r] = 0.f;
+#pragma unroll
+                for (int block = 0; block < C::kNBlocks; ++block) {
+                    const int r = block * 8 / C::kHeads;
+                    low[r] = fmaf(weight[block][0], fmaxf(acc[m][block * 4 + 0], 0.f), low[r]);
+                    low[r] = fmaf(weight[block][1], fmaxf(acc[m][block * 4 + 1], 0.f), low[r]);
+                    high[r] = fmaf(weight[block][0], fmaxf(acc[m][block * 4 + 2], 0.f), high[r]);
+                    high[r] = fmaf(weight[block][1], fmaxf(acc[m][block * 4 + 3], 0.f), high[r]);
+                }
+#pragma unroll
+                for (int r = 0; r < C::kRows; ++r) {
+                    low[r] += __shfl_xor_sync(0xffffffffu, low[r], 1);
+                    low[r] += __shfl_xor_sync(0xffffffffu, low[r], 2);
+                    high[r] += __shfl_xor_sync(0xffffffffu, high[r], 1);
+                    high[r] += __shfl_xor_sync(0xffffffffu, high[r], 2);
+                }
+                const int col = tile * C::kBlockKv + m * 64 + warp_in_group * 16 + group_row;
+#pragma unroll
+                for (int r = 0; r < C::kRows; ++r) {
+                    const int row = unit.first_row + r;
+                    if ((r & 3) == quad_lane && row < p.seq_len) {
+                        const int start = own_start[r / 4], end = own_end[r / 4];
+                        store_logit(p, row, col, low[r] * scale[m][0], start, end);
+                        store_logit(p, row, col + 8, high[r] * scale[m][1], start, end);
+                    }
+                }
             }
         }
-        tile_counter = walker.counter;
-
         __syncwarp();
         if (lane == 0) barrier_arrive(smem.q_empty + q_buffer);
         ++q_counter;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 #include <tuple>
 
@@ -182,7 +183,8 @@ void Dispatcher::run_reference(MqaLogitsArgs& args, void* stream) {
     auto kernel = prebuilt_kernel(state, kReferenceKernelName);
     LaunchConfig config;
     config.grid_x = static_cast<unsigned>((args.shape.seq_len_kv + 127) / 128);
-    config.grid_y = static_cast<unsigned>(args.shape.seq_len);
+    // NOTES: gridDim.y stops at 65535; the reference kernel strides over the rows past it.
+    config.grid_y = static_cast<unsigned>(std::min<std::int64_t>(args.shape.seq_len, 65535));
     config.block_x = 128;
     state.device.launch(*kernel, config, stream, &args.params, sizeof(args.params));
 }

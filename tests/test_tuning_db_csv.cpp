@@ -159,7 +159,9 @@ TEST_CASE("tuning csv: a missing file is an io error naming it") {
 TEST_CASE("tuning csv: the shipped GLM-5 table loads whole and clean") {
     const auto files = tuning::shipped_config_files(shipped_configs_dir());
     REQUIRE(files.size() >= 2);
-    CHECK(files.front().filename() == "glm5_tuned_mqa_logits.csv");  // sorted: model_configs/ first
+    const auto names_glm5 = [](const std::filesystem::path& f) { return f.filename() == "glm5_tuned_mqa_logits.csv"; };
+    CHECK(std::ranges::count_if(files, names_glm5) == 1);
+    CHECK(files.back().filename() == "tuned_mqa_logits.csv");  // sorted: model_configs/ first
     const auto loaded = tuning::load_config_files(files);
     CHECK(loaded.problems.empty());
     CHECK(loaded.collisions.empty());
@@ -167,6 +169,10 @@ TEST_CASE("tuning csv: the shipped GLM-5 table loads whole and clean") {
         return row.key.arch == "gfx950" && row.key.cu_num == 256 && row.key.heads == 32 && row.key.head_dim == 128;
     });
     CHECK(glm5 == 24);
+    const auto h200_glm5 = std::ranges::count_if(loaded.rows, [](const TunedRow& row) {
+        return row.key.arch == "sm_90a" && row.key.cu_num == 132 && row.key.heads == 32 && row.key.head_dim == 128;
+    });
+    CHECK(h200_glm5 == 24);
     const auto general = tuning::read_csv_file(shipped_configs_dir() / "tuned_mqa_logits.csv");
     CHECK(general.rows.empty());
     CHECK(general.problems.empty());

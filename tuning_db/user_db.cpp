@@ -143,7 +143,8 @@ std::vector<TunedRow> UserDb::with_origin(std::vector<TunedRow> rows) const {
     return rows;
 }
 
-std::vector<TunedRow> UserDb::group_rows(const GroupKeyView& group) {
+std::vector<TunedRow> UserDb::read_rows(const char* what,
+                                        const std::function<std::vector<TunedRow>(sqlite::Database&)>& select) {
     std::lock_guard lock(mutex_);
     if (state_ == State::absent) {
         std::error_code error;
@@ -152,27 +153,19 @@ std::vector<TunedRow> UserDb::group_rows(const GroupKeyView& group) {
     }
     std::vector<TunedRow> rows;
     try {
-        sqlite::with_retry(*database_, "reading a group", [&] { rows = select_group(*database_, group); });
+        sqlite::with_retry(*database_, what, [&] { rows = select(*database_); });
     } catch (const Error& e) {
         fall_back_locked(unusable_because(e), false);
     }
     return with_origin(std::move(rows));
 }
 
+std::vector<TunedRow> UserDb::group_rows(const GroupKeyView& group) {
+    return read_rows("reading a group", [&](sqlite::Database& database) { return select_group(database, group); });
+}
+
 std::vector<TunedRow> UserDb::all_rows() {
-    std::lock_guard lock(mutex_);
-    if (state_ == State::absent) {
-        std::error_code error;
-        if (!std::filesystem::exists(path_, error)) return {};
-        open_existing_locked();
-    }
-    std::vector<TunedRow> rows;
-    try {
-        sqlite::with_retry(*database_, "reading all rows", [&] { rows = select_all(*database_); });
-    } catch (const Error& e) {
-        fall_back_locked(unusable_because(e), false);
-    }
-    return with_origin(std::move(rows));
+    return read_rows("reading all rows", [](sqlite::Database& database) { return select_all(database); });
 }
 
 void UserDb::insert(std::span<const TunedRow> rows) {

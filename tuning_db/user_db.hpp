@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -40,6 +41,9 @@ public:
     std::string fallback_reason() const;
 
 private:
+    // Reads rows under the lock; an unusable database falls back to memory (one warning).
+    std::vector<TunedRow> read_rows(const char* what,
+                                    const std::function<std::vector<TunedRow>(sqlite::Database&)>& select);
     enum class State { absent, file, memory };
 
     void open_existing_locked();

@@ -8,20 +8,17 @@
 #include "codegen/templates.hpp"
 #include "codegen/templates/mqa_logits_params.cuh"
 #include "core/check.hpp"
+#include "variants/wgmma_layout.hpp"
 
 namespace mqajit {
 namespace {
 
-constexpr int kQBuffers = 2;
 // NOTES: units (q-block, KV split) per SM that the split heuristic aims for; several per SM even out
 // the causal imbalance between q-blocks while keeping each unit's re-load of Q cheap (from L2).
 constexpr int kUnitsPerMultiprocessor = 4;
 
 std::size_t sm90_shared_bytes(const Variant& v, int heads, int head_dim) {
-    const std::size_t kv_stage = static_cast<std::size_t>(v.bkv) * head_dim;
-    const std::size_t q_buffer = static_cast<std::size_t>(v.rows) * heads * head_dim;
-    const std::size_t barriers = 8 * (2 * v.stages + 2 * kQBuffers);
-    return 1024 + v.stages * kv_stage + kQBuffers * q_buffer + barriers;
+    return static_cast<std::size_t>(wgmma_shared_bytes(v, heads, head_dim));
 }
 
 std::string kernel_name(const Variant& v, int heads, int head_dim) {

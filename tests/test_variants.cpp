@@ -251,8 +251,8 @@ TEST_CASE("each arch registers exactly its families") {
     // The full product: 2 instructions x bkv{64,128} x r{1,2,4} x w{1,2,4} x lds{2,3}.
     CHECK(registry().variants(Arch::parse("gfx950")).size() == 72);
     CHECK(registry().variants(Arch::parse("gfx942:sramecc+:xnack-")).size() == 72);
-    // 10 wgmma for 32 heads + 10 twins for 64, then 6 mma + 6 twins.
-    CHECK(registry().variants(Arch::parse("sm_90a")).size() == 32);
+    // 13 wgmma for 32 heads + 13 twins for 64 (the w4 twins need N=128 so r2 at 64 heads), then 6 mma + 6 twins.
+    CHECK(registry().variants(Arch::parse("sm_90a")).size() == 38);
     CHECK(registry().variants(Arch::parse("sm_80")).size() == 2);
 }
 
@@ -337,7 +337,10 @@ TEST_CASE("wgmma rules give precise reasons") {
     CHECK(contains(supports("sm_90a", 32, 128, "wgmma128x128x32_bkv64_r4_w2_lds4").reason, "M=128"));
     CHECK(contains(supports("sm_90a", 32, 128, "wgmma64x128x16_bkv64_r4_w2_lds4").reason, "K=16"));
     CHECK(contains(supports("sm_90a", 32, 128, "wgmma64x128x32_bkv256_r4_w2_lds4").reason, "bkv"));
-    CHECK(contains(supports("sm_90a", 32, 128, "wgmma64x128x32_bkv64_r4_w4_lds4").reason, "1..3"));
+    CHECK(supports("sm_90a", 32, 128, "wgmma64x128x32_bkv64_r4_w4_lds4").ok);
+    CHECK(contains(supports("sm_90a", 32, 128, "wgmma64x128x32_bkv64_r4_w5_lds4").reason, "1..4"));
+    CHECK(contains(supports("sm_90a", 32, 128, "wgmma64x128x32_bkv128_r4_w4_lds4").reason, "w4"));
+    CHECK(contains(supports("sm_90a", 32, 128, "wgmma64x64x32_bkv64_r2_w4_lds4").reason, "N=128"));
     CHECK(contains(supports("sm_90a", 32, 128, "wgmma64x128x32_bkv64_r4_w2").reason, "needs _lds<S>"));
     CHECK(contains(supports("sm_90a", 32, 128, "wgmma64x128x32_bkv64_r4_w2_lds9").reason, "2..8"));
     CHECK(contains(supports("sm_90a", 32, 128, "wgmma64x128x32_bkv64_r4_w2_lds1").reason, "2..8"));

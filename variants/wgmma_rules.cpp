@@ -6,14 +6,15 @@
 #include <cstdint>
 
 #include "variants/family_rules.hpp"
+#include "variants/wgmma_layout.hpp"
 
 namespace mqajit::variant_rules {
 namespace {
 
 constexpr int kMaxAccumulatorRegisters = 128;
 constexpr std::int64_t kMaxSharedMemoryBytes = 227 * 1024;
-// NOTES: fixed headroom the kernel design budgets beyond the KV stages and the two query buffers.
-constexpr std::int64_t kSharedMemoryReserveBytes = 1024;
+// NOTES: the kernel rounds its shared-memory base up to 1024 bytes, which the 128B swizzle needs.
+constexpr std::int64_t kSharedMemoryAlignmentBytes = 1024;
 
 class WgmmaRules final : public FamilyRules {
 public:
@@ -29,6 +30,9 @@ public:
               "wgmma64x64x32_bkv64_r2_w3_lds6",
               "wgmma64x256x32_bkv64_r8_w2_lds4",
               "wgmma64x256x32_bkv64_r8_w1_lds4",
+              "wgmma64x128x32_bkv64_r4_w4_lds4",
+              "wgmma64x128x32_bkv64_r4_w4_lds6",
+              "wgmma64x128x32_bkv64_r4_w4_lds8",
           })),
           for_64_heads_(with_rows_halved(for_32_heads_)) {}
 
@@ -53,7 +57,11 @@ public:
             return unsupported("N={} must equal r x heads = {} x {} = {}", v.n, v.rows, heads, v.rows * heads);
         }
         if (!contains({64, 128}, v.bkv)) return unsupported("bkv (KV rows per stage) must be 64 or 128; got {}", v.bkv);
-        if (v.warps < 1 || v.warps > 3) return unsupported("w (math warpgroups) must be 1..3; got {}", v.warps);
+        if (v.warps < 1 || v.warps > 4) return unsupported("w (math warpgroups) must be 1..4; got {}", v.warps);
+        if (v.warps == 4 && (v.n != 128 || v.bkv != 64)) {
+            return unsupported("w4 (112 registers per math thread) needs N=128 and bkv=64; got N={} bkv={}", v.n,
+                               v.bkv);
+        }
         if (v.stages == 0) return unsupported("wgmma needs _lds<S> (pipeline stages, 2..8)");
         if (v.stages < 2 || v.stages > 8) return unsupported("lds (pipeline stages) must be 2..8; got {}", v.stages);
 
@@ -62,8 +70,7 @@ public:
             return unsupported("accumulators take (bkv/64) x N/2 = {} registers per thread, over the {} limit; "
                                "lower bkv or r", accumulator_registers, kMaxAccumulatorRegisters);
         }
-        const std::int64_t shared_memory_bytes = std::int64_t{v.stages} * v.bkv * head_dim +
-                                                 2 * std::int64_t{v.rows} * heads * head_dim + kSharedMemoryReserveBytes;
+        const std::int64_t shared_memory_bytes = wgmma_shared_bytes(v, heads, head_dim);
         if (shared_memory_bytes > kMaxSharedMemoryBytes) {
             return unsupported("shared memory {} B exceeds {} B (227 KiB on sm_90a); lower lds or bkv",
                                shared_memory_bytes, kMaxSharedMemoryBytes);
@@ -81,6 +88,22 @@ private:
 };
 
 }  // namespace
+
+}  // namespace mqajit::variant_rules
+
+namespace mqajit {
+
+std::int64_t wgmma_shared_bytes(const Variant& v, int heads, int head_dim) {
+    constexpr std::int64_t kQBuffers = 2;
+    const std::int64_t barriers = 8 * (2 * std::int64_t{v.stages} + 2 * kQBuffers);
+    const std::int64_t weights = wgmma_weights_in_shared(v) ? std::int64_t{v.warps} * v.n * 4 : 0;
+    return variant_rules::kSharedMemoryAlignmentBytes + std::int64_t{v.stages} * v.bkv * head_dim +
+           kQBuffers * std::int64_t{v.rows} * heads * head_dim + barriers + weights;
+}
+
+}  // namespace mqajit
+
+namespace mqajit::variant_rules {
 
 const FamilyRules& wgmma_rules() {
     static const WgmmaRules rules;

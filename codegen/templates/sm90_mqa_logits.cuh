@@ -34,17 +34,25 @@ struct Sm90Config {
     static constexpr u32 kQBufferBytes = kN * kHeadDim;
     static constexpr int kQBuffers = 2;
     static constexpr u32 kBarrierBytes = 8 * (2 * kStages + 2 * kQBuffers);
+    // NOTES: with four math warpgroups a thread has 112 registers: 64 accumulators leave no room
+    // for the 32 weights, so each warpgroup keeps its q-block's weights in shared memory instead.
+    static constexpr bool kWeightsInShared = kMathGroups == 4;
+    static constexpr u32 kWeightBytes = kWeightsInShared ? kMathGroups * kN * 4 : 0;
     // NOTES: +1024 so the ring can start on a 1024-byte boundary, which the 128B swizzle needs.
-    static constexpr u32 kSharedBytes = 1024 + kStages * kKvStageBytes + kQBuffers * kQBufferBytes + kBarrierBytes;
+    static constexpr u32 kSharedBytes =
+        1024 + kStages * kKvStageBytes + kQBuffers * kQBufferBytes + kBarrierBytes + kWeightBytes;
 
-    static constexpr int kProducerRegisters = 40;
-    static constexpr int kMathRegisters = kMathGroups == 2 ? 232 : 152;
+    // Register split between the producer warpgroup and the math warpgroups (setmaxnreg). The pool
+    // is threads x the entry allocation (launch bounds): 168, 128 and 96 for 2, 3 and 4 math groups.
+    static constexpr int kProducerRegisters = kMathGroups == 4 ? 24 : 40;
+    static constexpr int kMathRegisters = kMathGroups == 2 ? 232 : (kMathGroups == 3 ? 152 : 112);
 
     static_assert(kHeadDim == 64 || kHeadDim == 128, "head_dim 64 or 128");
     static_assert(kBlockKv == 64 || kBlockKv == 128, "bkv 64 or 128");
     static_assert(kN == 64 || kN == 128 || kN == 256, "N = rows x heads must be 64, 128 or 256");
     static_assert(kHeads % 8 == 0, "heads must be a multiple of 8");
-    static_assert(kMathGroups >= 1 && kMathGroups <= 3, "1 to 3 math warpgroups");
+    static_assert(kMathGroups >= 1 && kMathGroups <= 4, "1 to 4 math warpgroups");
+    static_assert(!kWeightsInShared || kN == 128, "shared-memory weights assume one weight per math thread");
     static_assert(kMTiles * kN / 2 <= 128, "accumulators per thread must stay within 128 registers");
 };
 
@@ -105,6 +113,7 @@ struct SharedLayout {
     u64* kv_empty;
     u64* q_full;
     u64* q_empty;
+    float* weights;  // [math group][kN], when C::kWeightsInShared
 };
 
 template <class C>
@@ -119,6 +128,7 @@ __device__ __forceinline__ SharedLayout carve_shared(unsigned char* raw) {
     layout.kv_empty = barriers + C::kStages;
     layout.q_full = barriers + 2 * C::kStages;
     layout.q_empty = barriers + 2 * C::kStages + C::kQBuffers;
+    layout.weights = reinterpret_cast<float*>(barriers + 2 * C::kStages + 2 * C::kQBuffers);
     return layout;
 }
 
@@ -179,6 +189,52 @@ __device__ __forceinline__ void fill_uncomputed(const MqaLogitsParams& p, const 
     }
 }
 
+__device__ __forceinline__ void warpgroup_barrier(int math_group) {
+    asm volatile("bar.sync %0, 128;" ::"r"(1 + math_group) : "memory");
+}
+
+// The weights of this thread's heads for the current q-block, by 8-column block: in registers,
+// or (C::kWeightsInShared) in the warpgroup's slice of shared memory.
+template <class C, bool kShared = C::kWeightsInShared>
+struct ThreadWeights {
+    float value[C::kNBlocks][2];
+
+    __device__ __forceinline__ void load(const MqaLogitsParams& p, const Unit& unit, int quad_lane, float*, int) {
+#pragma unroll
+        for (int block = 0; block < C::kNBlocks; ++block) {
+            const int r = block * 8 / C::kHeads;
+            const int head = (block * 8) % C::kHeads + 2 * quad_lane;
+            const int row = unit.first_row + r;
+            const bool valid = row < p.seq_len;
+            const float* w = p.weights + static_cast<long long>(row) * p.weights_stride_s + head;
+            value[block][0] = valid ? w[0] : 0.f;
+            value[block][1] = valid ? w[1] : 0.f;
+        }
+    }
+    __device__ __forceinline__ float2 get(int block) const { return make_float2(value[block][0], value[block][1]); }
+};
+
+template <class C>
+struct ThreadWeights<C, true> {
+    const float* pair;  // this lane's first head of block 0 in the warpgroup's [kN] slice
+
+    __device__ __forceinline__ void load(const MqaLogitsParams& p, const Unit& unit, int quad_lane, float* slices,
+                                         int math_group) {
+        float* slice = slices + math_group * C::kN;
+        const int index = threadIdx.x % 128;  // one (row, head) per thread: kN == 128
+        const int row = unit.first_row + index / C::kHeads;
+        warpgroup_barrier(math_group);  // the previous q-block's readers are done with the slice
+        slice[index] = row < p.seq_len ? p.weights[static_cast<long long>(row) * p.weights_stride_s + index % C::kHeads]
+                                       : 0.f;
+        warpgroup_barrier(math_group);
+        pair = slice + 2 * quad_lane;
+    }
+    // Columns block*8 + 2*quad_lane (+1) are (row, head) pairs laid out as row*kHeads + head.
+    __device__ __forceinline__ float2 get(int block) const {
+        return *reinterpret_cast<const float2*>(pair + block * 8);
+    }
+};
+
 template <class C>
 __device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLayout& smem, int math_group) {
     const int lane = threadIdx.x % 32;
@@ -188,7 +244,7 @@ __device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLa
     const int math_thread = math_group * 128 + threadIdx.x % 128;
 
     float acc[C::kMTiles][C::kN / 2];
-    float weight[C::kNBlocks][2];
+    ThreadWeights<C> weights;
     int own_start[C::kOwnRows], own_end[C::kOwnRows];
 
     u32 tile_counter = 0, q_counter = 0;
@@ -197,16 +253,7 @@ __device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLa
         if (p.clean_logits) fill_uncomputed<C>(p, unit, math_thread);
         if (unit.tile_end == unit.tile_begin) continue;
 
-#pragma unroll
-        for (int block = 0; block < C::kNBlocks; ++block) {
-            const int r = block * 8 / C::kHeads;
-            const int head = (block * 8) % C::kHeads + 2 * quad_lane;
-            const int row = unit.first_row + r;
-            const bool valid = row < p.seq_len;
-            const float* w = p.weights + static_cast<long long>(row) * p.weights_stride_s + head;
-            weight[block][0] = valid ? w[0] : 0.f;
-            weight[block][1] = valid ? w[1] : 0.f;
-        }
+        weights.load(p, unit, quad_lane, smem.weights, math_group);
 #pragma unroll
         for (int k = 0; k < C::kOwnRows; ++k) {
             const int row = unit.first_row + 4 * k + quad_lane;
@@ -261,10 +308,11 @@ __device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLa
 #pragma unroll
                 for (int block = 0; block < C::kNBlocks; ++block) {
                     const int r = block * 8 / C::kHeads;
-                    low[r] = fmaf(weight[block][0], fmaxf(acc[m][block * 4 + 0], 0.f), low[r]);
-                    low[r] = fmaf(weight[block][1], fmaxf(acc[m][block * 4 + 1], 0.f), low[r]);
-                    high[r] = fmaf(weight[block][0], fmaxf(acc[m][block * 4 + 2], 0.f), high[r]);
-                    high[r] = fmaf(weight[block][1], fmaxf(acc[m][block * 4 + 3], 0.f), high[r]);
+                    const float2 w = weights.get(block);
+                    low[r] = fmaf(w.x, fmaxf(acc[m][block * 4 + 0], 0.f), low[r]);
+                    low[r] = fmaf(w.y, fmaxf(acc[m][block * 4 + 1], 0.f), low[r]);
+                    high[r] = fmaf(w.x, fmaxf(acc[m][block * 4 + 2], 0.f), high[r]);
+                    high[r] = fmaf(w.y, fmaxf(acc[m][block * 4 + 3], 0.f), high[r]);
                 }
 #pragma unroll
                 for (int r = 0; r < C::kRows; ++r) {

@@ -29,6 +29,27 @@ struct BenchOptions {
     std::string json_file;  // also write the JSON rows here
 };
 
+// "all": every variant the registry allows for the shape; "a,b,c": those; otherwise none (one kernel).
+std::vector<std::string> candidate_variants(const std::string& spec, Device& device, const tools::BenchShape& s) {
+    std::vector<std::string> names;
+    if (spec == "all") {
+        const Arch arch = Arch::parse(device.arch());
+        for (const Variant& v : VariantRegistry::instance().variants(arch, s.heads, s.head_dim)) {
+            if (v.op != MatrixOp::mfma) names.push_back(v.name());
+        }
+        MQAJIT_CHECK_KIND(unsupported, !names.empty(), "no variant can run on {} at H={} D={}", arch.name, s.heads,
+                          s.head_dim);
+    } else if (spec.find(',') != std::string::npos) {
+        std::size_t begin = 0;
+        while (begin <= spec.size()) {
+            const std::size_t end = std::min(spec.find(',', begin), spec.size());
+            if (end > begin) names.push_back(spec.substr(begin, end - begin));
+            begin = end + 1;
+        }
+    }
+    return names;
+}
+
 std::vector<tools::BenchShape> load_shapes(const std::string& spec) {
     if (spec == "glm5") return tools::glm5_shapes();
     if (spec == "deepseek") return tools::deepseek_v32_shapes();
@@ -42,8 +63,8 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
     CLI::App* command = app.add_subcommand("bench", "Time mqa_logits against the baseline kernel on the GPU");
     command->add_option("--shapes", options->shapes, "glm5 (default), deepseek, or a CSV with seq_len,seq_len_kv[,heads,head_dim]");
     command->add_option("--variant", options->variant,
-                        "Time this variant (or 'baseline') instead of the tuned choice; 'all' times every variant "
-                        "that can run and reports the fastest");
+                        "Time this variant (or 'baseline') instead of the tuned choice; 'all' or a comma-separated "
+                        "list times each candidate and reports the fastest");
     command->add_option("--runs", options->runs, "Timed runs per kernel (median reported)")->check(CLI::Range(3, 100000));
     command->add_option("--warmup", options->warmup, "Warm-up runs per kernel")->check(CLI::Range(0, 1000));
     command->add_flag("--check", options->check, "Also check each kernel against the reference once");
@@ -77,20 +98,16 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
             std::string kernel, reason;
             tools::Timing chosen;
             nlohmann::json per_variant = nlohmann::json::object();
-            if (options->variant == "all") {
-                const Arch arch = Arch::parse(device.arch());
-                for (const Variant& v : VariantRegistry::instance().variants(arch, s.heads, s.head_dim)) {
-                    if (v.op == MatrixOp::mfma) continue;
-                    const tools::Timing t = time_kernel(v.name());
-                    per_variant[v.name()] = t.median_us;
+            if (const auto candidates = candidate_variants(options->variant, device, s); !candidates.empty()) {
+                for (const std::string& name : candidates) {
+                    const tools::Timing t = time_kernel(name);
+                    per_variant[name] = t.median_us;
                     if (kernel.empty() || t.median_us < chosen.median_us) {
-                        kernel = v.name();
+                        kernel = name;
                         chosen = t;
                     }
                 }
-                MQAJIT_CHECK_KIND(unsupported, !kernel.empty(), "no variant can run on {} at H={} D={}", arch.name,
-                                  s.heads, s.head_dim);
-                reason = "fastest of every variant that can run";
+                reason = "fastest of the candidates";
             } else {
                 const KernelChoice choice = Dispatcher::instance().choose(shape, options->variant);
                 kernel = choice.variant ? choice.variant->name() : "baseline";
@@ -102,7 +119,7 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
             const double floor = tools::floor_us(flops, s.seq_len, s.seq_len_kv);
             std::string verdict;
             if (options->check) {
-                for (const std::string& variant : {options->variant == "all" ? kernel : options->variant, std::string("baseline")}) {
+                for (const std::string& variant : {per_variant.empty() ? options->variant : kernel, std::string("baseline")}) {
                     const auto result = tools::check_against_reference(problem, MqaLogitsOptions{.variant = variant});
                     if (!result.passed(tools::kMaxCalcDiff)) {
                         ++failures;

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config
           libspdlog-dev libfmt-dev libsqlite3-dev sqlite3 doctest-dev libcli11-dev
-          libbenchmark-dev nlohmann-json3-dev pybind11-dev python3-dev)
+          libbenchmark-dev nlohmann-json3-dev pybind11-dev python3-dev python3-pytest)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,48 @@
+"""Torch tensors as the (data_ptr, dtype, shape, strides) tuples mqajit._mqajit takes.
+
+Duck-typed on purpose: nothing here imports torch, so ``import mqajit`` works without it.
+"""
+
+# What each argument must be, for the messages about missing ones; the library checks the rest.
+EXPECTED = {
+    "q": "a float8_e4m3fn CUDA tensor [S, H, D]",
+    "kv": "a float8_e4m3fn CUDA tensor [N, D]",
+    "kv_scales": "a float32 CUDA tensor [N]",
+    "weights": "a float32 CUDA tensor [S, H]",
+    "cu_starts": "an int32 CUDA tensor [S]",
+    "cu_ends": "an int32 CUDA tensor [S]",
+    "out": "a float32 CUDA tensor [S, N] (or None to allocate one)",
+}
+
+# torch's dtype names -> the library's (mqajit::to_string(DType)); others pass through by name
+# and the binding says which dtypes it takes.
+_DTYPE_NAMES = {"torch.float8_e4m3fn": "float8_e4m3", "torch.float32": "float32", "torch.int32": "int32"}
+_dtype_name_cache = {}
+
+
+def require_present(name, tensor):
+    if tensor is None:
+        raise ValueError(f"{name} is None; pass {EXPECTED[name]}")
+
+
+def _dtype_name(dtype):
+    name = _dtype_name_cache.get(dtype)
+    if name is None:
+        text = str(dtype)
+        name = _DTYPE_NAMES.get(text, text.removeprefix("torch."))
+        _dtype_name_cache[dtype] = name
+    return name
+
+
+def view_of(name, tensor, device):
+    """The tuple for `tensor`, after checking it is a CUDA tensor on `device`."""
+    try:
+        on_cuda = tensor.is_cuda
+        tensor_device = tensor.device
+    except AttributeError:
+        raise ValueError(f"{name} is a {type(tensor).__name__}, not a torch tensor; pass {EXPECTED[name]}") from None
+    if not on_cuda:
+        raise ValueError(f"{name} is on {tensor_device}; mqajit runs on CUDA tensors (move it with .cuda())")
+    if tensor_device != device:
+        raise ValueError(f"{name} is on {tensor_device} but q is on {device}; put every tensor on one device")
+    return (tensor.data_ptr(), _dtype_name(tensor.dtype), tuple(tensor.shape), tensor.stride())

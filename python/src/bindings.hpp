@@ -1,0 +1,14 @@
+#pragma once
+// The parts of the extension module mqajit._mqajit, one concern per file; module.cpp calls each.
+// The binding converts and forwards: every rule about the arguments lives in the library.
+
+#include <pybind11/pybind11.h>
+
+namespace mqajit::python {
+
+void bind_errors(pybind11::module_& module);      // mqajit::Error -> ValueError / RuntimeError
+void bind_status(pybind11::module_& module);      // runtime_status(), device_info(), version
+void bind_mqa_logits(pybind11::module_& module);  // mqa_logits(), mqa_logits_reference()
+void bind_tuning(pybind11::module_& module);      // lookup(), explain()
+
+}  // namespace mqajit::python

@@ -1,0 +1,15 @@
+// mqajit._mqajit: the C++ half of the Python package. It needs no torch: tensors arrive as
+// (data_ptr, dtype, shape, strides) tuples that python/mqajit/_views.py makes from torch tensors.
+
+#include "python/src/bindings.hpp"
+
+#include "mqajit/version.hpp"
+
+PYBIND11_MODULE(_mqajit, module) {
+    module.doc() = "mqajit's C++ binding; use the mqajit package, which wraps it for torch tensors";
+    module.attr("__version__") = mqajit::kVersion;
+    mqajit::python::bind_errors(module);
+    mqajit::python::bind_status(module);
+    mqajit::python::bind_mqa_logits(module);
+    mqajit::python::bind_tuning(module);
+}

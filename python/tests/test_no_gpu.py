@@ -1,0 +1,235 @@
+"""Tests of the Python binding that need no GPU and no torch (CI runs them everywhere).
+
+Run with pytest, or as a plain script (python3 test_no_gpu.py) where pytest is missing. The
+built package must be importable: ctest sets PYTHONPATH=<build>/python.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import mqajit
+from mqajit import _arguments, _mqajit
+
+try:
+    import pytest
+except ImportError:
+    pytest = None
+
+SOURCE_DIR = Path(__file__).resolve().parents[2]
+
+
+class Skipped(Exception):
+    pass
+
+
+def skip(reason):
+    if pytest is not None:
+        pytest.skip(reason)
+    raise Skipped(reason)
+
+
+def expect_error(error_type, call, *fragments):
+    """Runs `call`, which must raise `error_type` whose message holds every fragment."""
+    try:
+        call()
+    except error_type as error:
+        message = str(error)
+        for fragment in fragments:
+            assert fragment in message, f"{fragment!r} not in the message {message!r}"
+        return error
+    raise AssertionError(f"no {error_type.__name__} was raised")
+
+
+# Views of a GLM-5-like problem at made-up (but aligned) addresses: the library checks every
+# argument before it touches the device, so bad ones fail here without a GPU.
+S, H, D, N = 4, 32, 128, 96
+
+
+def good_views():
+    return {
+        "q": (0x100000, "float8_e4m3", (S, H, D), (H * D, D, 1)),
+        "kv": (0x200000, "float8_e4m3", (N, D), (D, 1)),
+        "kv_scales": (0x300000, "float32", (N,), (1,)),
+        "weights": (0x400000, "float32", (S, H), (H, 1)),
+        "cu_starts": (0x500000, "int32", (S,), (1,)),
+        "cu_ends": (0x600000, "int32", (S,), (1,)),
+        "logits": (0x700000, "float32", (S, N), (128, 1)),
+    }
+
+
+def call_with(**changes):
+    views = good_views()
+    views.update(changes)
+    return lambda: _mqajit.mqa_logits(**views)
+
+
+def test_version_matches_the_library_header():
+    header = (SOURCE_DIR / "include/mqajit/version.hpp").read_text()
+    assert mqajit.__version__ == re.search(r'kVersion = "([^"]+)"', header).group(1)
+
+
+def test_wrong_dtype_is_a_value_error_that_names_the_tensor():
+    error = expect_error(ValueError, call_with(q=(0x100000, "float32", (S, H, D), (H * D, D, 1))),
+                         "q has dtype float32", "float8_e4m3")
+    assert error.kind == "invalid argument"
+    expect_error(ValueError, call_with(cu_ends=(0x600000, "float32", (S,), (1,))), "cu_ends", "int32")
+
+
+def test_dtype_mqajit_lacks_is_a_value_error_saying_what_it_takes():
+    expect_error(ValueError, call_with(kv=(0x200000, "bfloat16", (N, D), (D, 1))),
+                 "kv has dtype bfloat16", "torch.float8_e4m3fn")
+
+
+def test_mismatched_shapes_are_value_errors_that_name_both_sides():
+    expect_error(ValueError, call_with(kv=(0x200000, "float8_e4m3", (N, 64), (64, 1))), "kv", "head_dim", "128")
+    expect_error(ValueError, call_with(weights=(0x400000, "float32", (S, H + 1), (H + 1, 1))), "weights", "H from q")
+    expect_error(ValueError, call_with(logits=(0x700000, "float32", (S, N - 1), (128, 1))), "logits", "N from kv")
+    expect_error(ValueError, call_with(logits=(0x700000, "float32", (S, N), (N - 1, 1))), "row stride")
+    expect_error(ValueError, call_with(q=(0x100000, "float8_e4m3", (S, H, D, 1), (H * D, D, 1, 1))),
+                 "q has 4 dimensions")
+
+
+def test_unsupported_heads_are_a_value_error_of_kind_unsupported():
+    error = expect_error(ValueError, call_with(q=(0x100000, "float8_e4m3", (S, 48, D), (48 * D, D, 1)),
+                                               weights=(0x400000, "float32", (S, 48), (48, 1))), "48 heads")
+    assert error.kind == "unsupported"
+
+
+def test_malformed_view_tuples_are_value_errors():
+    expect_error(ValueError, call_with(kv_scales="a tensor"), "kv_scales must be a (data_ptr, dtype, shape, strides)")
+    expect_error(ValueError, call_with(weights=(0x400000, "float32", ("S", H), (H, 1))), "weights is")
+    expect_error(ValueError, call_with(cu_starts=(0x500000, "int32", (S,), (1, 1))), "1 sizes but 2 strides")
+    expect_error(ValueError, call_with(q=(0, "float8_e4m3", (S, H, D), (H * D, D, 1))), "q is a null pointer")
+
+
+def test_none_arguments_are_value_errors_saying_what_to_pass():
+    placeholder = object()
+    expect_error(ValueError, lambda: mqajit.mqa_logits(None, placeholder, placeholder, placeholder, placeholder,
+                                                       placeholder), "q is None", "[S, H, D]")
+    expect_error(ValueError, lambda: mqajit.mqa_logits(placeholder, placeholder, placeholder, None, placeholder,
+                                                       placeholder), "weights is None", "float32")
+    expect_error(ValueError, lambda: mqajit.mqa_logits(placeholder, (placeholder, None), placeholder, placeholder,
+                                                       placeholder), "kv_scales is None")
+    expect_error(ValueError, lambda: mqajit.mqa_logits(placeholder, (placeholder, placeholder), placeholder,
+                                                       placeholder), "cu_ends is None", "int32")
+
+
+def test_both_call_forms_bind_the_same_names():
+    kv, scales, weights, starts, ends, out = "kv", "scales", "weights", "starts", "ends", "out"
+    expected = (kv, scales, weights, starts, ends, False, out)
+    assert _arguments.bind("f", kv, (scales, weights, starts, ends, False, out), {}) == expected
+    assert _arguments.bind("f", (kv, scales), (weights, starts, ends, False), {"out": out}) == expected
+    assert _arguments.bind("f", (kv, scales), (weights,), {"cu_starts": starts, "cu_ends": ends,
+                                                          "clean_logits": False, "out": out}) == expected
+    assert _arguments.bind("f", kv, (scales, weights, starts, ends), {})[5:] == (True, None)
+    expect_error(TypeError, lambda: _arguments.bind("f", (kv, scales), (), {"kv_scales": scales}), "(kv, kv_scales)")
+    expect_error(TypeError, lambda: _arguments.bind("f", kv, (scales,), {"kv_scales": scales}), "multiple values")
+    expect_error(TypeError, lambda: _arguments.bind("f", (kv, scales), (1, 2, 3, 4, 5, 6), {}), "at most 7")
+    expect_error(ValueError, lambda: _arguments.bind("f", (kv,), (), {}), "(kv, kv_scales)")
+
+
+def test_tensors_must_be_torch_cuda_tensors():
+    placeholder = object()
+    arguments = [placeholder] * 6
+    try:
+        import torch
+    except ImportError:
+        expect_error(RuntimeError, lambda: mqajit.mqa_logits(*arguments), "PyTorch is not importable")
+        return
+    expect_error(ValueError, lambda: mqajit.mqa_logits(*arguments), "q is a object, not a torch tensor")
+    q = torch.zeros((S, H, D), dtype=torch.float8_e4m3fn)
+    kv = torch.zeros((N, D), dtype=torch.float8_e4m3fn)
+    expect_error(ValueError, lambda: mqajit.mqa_logits(q, (kv, torch.ones(N)), torch.ones(S, H),
+                                                       torch.zeros(S, dtype=torch.int32),
+                                                       torch.full((S,), N, dtype=torch.int32)),
+                 "is on cpu", ".cuda()")
+
+
+def test_runtime_status_agrees_with_device_info():
+    status = mqajit.runtime_status()
+    assert isinstance(status, mqajit.RuntimeStatus)
+    assert status.message and str(status) == status.message
+    if status.gpu_available:
+        device = mqajit.device_info()
+        assert device["cu_num"] > 0 and device["arch"] == _mqajit.canonical_arch(device["arch"])
+        return
+    expect_error(RuntimeError, mqajit.device_info, "no CUDA device")
+    expect_error(RuntimeError, lambda: mqajit.lookup(heads=32, head_dim=128, seq_len=1024, seq_len_kv=8192),
+                 "no GPU", "arch=", status.message)
+
+
+def test_valid_views_pass_validation_and_reach_the_missing_driver():
+    if mqajit.runtime_status().gpu_available:
+        skip("a GPU is present: made-up addresses must not reach a kernel")
+    error = expect_error(RuntimeError, call_with())
+    assert error.kind != "invalid argument"
+
+
+def cli_lookup(**shape):
+    cli = os.environ.get("MQAJIT_MQAJIT_EXE")
+    if not cli:
+        skip("MQAJIT_MQAJIT_EXE is not set (ctest sets it to the built mqajit CLI)")
+    arguments = [cli, "db", "lookup", "--json"]
+    for name, value in shape.items():
+        arguments += [f"--{name.replace('_', '-')}", str(value)]
+    result = subprocess.run(arguments, capture_output=True, text=True, check=True)
+    return json.loads(result.stdout)
+
+
+LOOKUP_SHAPES = [
+    dict(arch="sm_90a", cu_num=132, heads=32, head_dim=128, seq_len=4096, seq_len_kv=8192),
+    dict(arch="sm_90a", cu_num=132, heads=64, head_dim=128, seq_len=700, seq_len_kv=30000),
+    dict(arch="gfx950", cu_num=256, heads=32, head_dim=128, seq_len=2048, seq_len_kv=2048),
+    dict(arch="sm_80", cu_num=7, heads=32, head_dim=64, seq_len=1, seq_len_kv=1),
+]
+
+
+def test_lookup_and_explain_give_the_cli_answer():
+    num_tuned = 0
+    for shape in LOOKUP_SHAPES:
+        expected = cli_lookup(**shape)
+        explanation = mqajit.explain(**shape)
+        assert explanation.shape == expected["shape"]
+        assert explanation.kernel == expected["kernel"]
+        assert explanation.row == expected["row"]
+        assert explanation.steps == expected["steps"] and explanation.steps
+        assert (explanation.system_db or "") == expected["system_db"]
+        assert explanation.user_db == expected["user_db"]
+        assert mqajit.lookup(**shape) == explanation.row
+        text = str(explanation)
+        assert all(step in text for step in explanation.steps) and text.endswith(explanation.kernel)
+        num_tuned += explanation.row is not None
+    assert num_tuned > 0, "no shape found a tuned row: was the system database built?"
+
+
+def test_lookup_spells_arch_canonically_and_rejects_bad_keys():
+    shape = dict(cu_num=132, heads=32, head_dim=128, seq_len=4096, seq_len_kv=8192)
+    assert mqajit.explain(arch="sm90a", **shape).shape["arch"] == "sm_90a"
+    assert mqajit.lookup(arch="sm90a", **shape) == mqajit.lookup(arch="sm_90a", **shape)
+    expect_error(ValueError, lambda: mqajit.lookup(arch="pentium", **shape), "pentium")
+    expect_error(ValueError, lambda: mqajit.lookup(arch="sm_90a", **{**shape, "heads": 0}), "heads is 0")
+    expect_error(TypeError, lambda: mqajit.lookup("sm_90a", 132, 32, 128, 4096, 8192))
+
+
+def main():
+    failures = 0
+    for name, test in sorted(globals().items()):
+        if not name.startswith("test_") or not callable(test):
+            continue
+        try:
+            test()
+            print(f"PASSED  {name}")
+        except Skipped as reason:
+            print(f"SKIPPED {name}: {reason}")
+        except Exception as error:  # report every failure, then fail the run
+            failures += 1
+            print(f"FAILED  {name}: {type(error).__name__}: {error}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -6,7 +6,10 @@ ctest reports as skipped.
 """
 
 import math
+import re
+import subprocess
 import sys
+from pathlib import Path
 
 try:
     import pytest
@@ -269,6 +272,14 @@ def test_lookup_defaults_to_the_live_device():
     shape = dict(heads=32, head_dim=128, seq_len=4096, seq_len_kv=8192)
     assert mqajit.lookup(**shape) == mqajit.lookup(arch=device["arch"], cu_num=device["cu_num"], **shape)
     assert mqajit.explain(**shape).shape["arch"] == device["arch"]
+
+
+def test_the_prefill_example_runs_and_agrees_with_torch():
+    example = Path(__file__).resolve().parents[2] / "examples/python/indexer_prefill.py"
+    result = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    agreement = re.search(r"agreement with torch: ([0-9.]+)%", result.stdout)
+    assert agreement and float(agreement.group(1)) > 99.0, result.stdout
 
 
 if __name__ == "__main__":

@@ -81,8 +81,9 @@ void Dispatcher::run(MqaLogitsArgs& args, const MqaLogitsOptions& options) {
         launch(state.device, *resolved.variant, *resolved.kernel, args, options.stream);
         return;
     }
-    auto kernel = prebuilt_kernel(state, baseline_kernel_name(args.shape.heads, args.shape.head_dim));
-    launch(state.device, baseline_variant(args.shape.heads), *kernel, args, options.stream);
+    const PrebuiltBaseline baseline = prebuilt_baseline(state.arch, args.shape.heads, args.shape.head_dim);
+    auto kernel = prebuilt_kernel(state, baseline.kernel_name);
+    launch(state.device, baseline.variant, *kernel, args, options.stream);
 }
 
 KernelChoice Dispatcher::choose(const ProblemShape& shape, const std::string& requested_variant) {

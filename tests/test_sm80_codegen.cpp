@@ -135,8 +135,7 @@ TEST_CASE("sm80 codegen: the generator refuses what the template cannot build, s
     // r1 at 64 heads with four m tiles per warp cannot be split into passes of whole rows.
     CHECK(error_kind_of([&] { family.generate(Variant::parse("mma16x8x16_bkv64_r1_w1_lds2"), 64, 128, sm80); }) ==
           ErrorKind::unsupported);
-    CHECK(error_kind_of([&] { mqajit::family_for(Variant::parse("mfma32x32x64_bkv128_r2_w4_lds3")); }) ==
-          ErrorKind::unsupported);
+    CHECK(&mqajit::family_for(Variant::parse("mfma32x32x64_bkv128_r2_w4_lds3")) == &mqajit::gfx9_mfma_family());
     CHECK(&mqajit::family_for(Variant::parse("wgmma64x128x32_bkv128_r4_w2_lds3")) == &mqajit::sm90_wgmma_family());
 }
 
@@ -460,3 +459,24 @@ TEST_CASE("sm80 prebuilt: each baseline kernel is instantiated from baseline_var
 }
 
 }  // namespace
+
+TEST_CASE("prebuilt baseline: sm_90a gets the wgmma kernel, other archs the mma one, both in the fatbin") {
+    const std::string_view fatbin(mqajit::prebuilt_fatbin().data(), mqajit::prebuilt_fatbin().size());
+    for (int heads : {32, 64}) {
+        for (int head_dim : {64, 128}) {
+            const auto hopper = mqajit::prebuilt_baseline(Arch::parse("sm_90a"), heads, head_dim);
+            const auto ampere = mqajit::prebuilt_baseline(Arch::parse("sm_80"), heads, head_dim);
+            CHECK(ampere.variant == mqajit::baseline_variant(heads));
+            CHECK(ampere.kernel_name == mqajit::baseline_kernel_name(heads, head_dim));
+            CHECK(fatbin.find(ampere.kernel_name) != std::string_view::npos);
+            if (mqajit::prebuilt_has_sm90a()) {
+                CHECK(hopper.variant.op == mqajit::MatrixOp::wgmma);
+                CHECK(mqajit::VariantRegistry::instance().supports(Arch::parse("sm_90a"), heads, head_dim, hopper.variant).ok);
+                CHECK(hopper.kernel_name == fmt::format("mqa_logits_baseline_sm90_h{}_d{}", heads, head_dim));
+                CHECK(fatbin.find(hopper.kernel_name) != std::string_view::npos);
+            } else {
+                CHECK(hopper.variant == ampere.variant);
+            }
+        }
+    }
+}

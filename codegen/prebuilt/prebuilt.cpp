@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "core/check.hpp"
+#include "variants/registry.hpp"
 
 // Defined by the assembler wrapper around prebuilt_kernels.fatbin (cmake/EmbedFiles.cmake).
 extern "C" const char mqajit_prebuilt_fatbin[];
@@ -22,6 +23,24 @@ std::string baseline_kernel_name(int heads, int head_dim) {
                       "head_dim 64, 128",
                       heads, head_dim);
     return fmt::format("mqa_logits_baseline_h{}_d{}", heads, head_dim);
+}
+
+bool prebuilt_has_sm90a() {
+#if defined(MQAJIT_PREBUILT_HAS_SM90A)
+    return true;
+#else
+    return false;
+#endif
+}
+
+PrebuiltBaseline prebuilt_baseline(const Arch& arch, int heads, int head_dim) {
+    const std::string mma_name = baseline_kernel_name(heads, head_dim);  // checks heads and head_dim
+    const bool hopper = arch.vendor == Vendor::nvidia && arch.number == 90 && arch.arch_specific;
+    if (hopper && prebuilt_has_sm90a()) {
+        return {Variant::parse(fmt::format("wgmma64x128x32_bkv64_r{}_w4_lds4", 128 / heads)),
+                fmt::format("mqa_logits_baseline_sm90_h{}_d{}", heads, head_dim)};
+    }
+    return {baseline_variant(heads), mma_name};
 }
 
 }  // namespace mqajit

@@ -12,8 +12,7 @@ const KernelFamily& family_for(const Variant& variant) {
         case MatrixOp::wgmma:
             return sm90_wgmma_family();
         case MatrixOp::mfma:
-            MQAJIT_FAIL(unsupported, "variant {}: AMD kernels are not generated yet; use an NVIDIA variant",
-                        variant.name());
+            return gfx9_mfma_family();
     }
     MQAJIT_FAIL(internal, "variant {} has an unknown matrix op", variant.name());
 }

@@ -1,6 +1,7 @@
 #include "core/check.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/cuda_backend.hpp"
+#include "runtime/hip_backend.hpp"
 
 namespace mqajit {
 namespace {
@@ -12,21 +13,23 @@ CudaBackend& cuda_backend() {
     return backend;
 }
 
+HipBackend& hip_backend() {
+    static HipBackend backend;
+    return backend;
+}
+
 }  // namespace
 
 Backend& backend_for(Vendor vendor) {
     switch (vendor) {
         case Vendor::nvidia: return cuda_backend();
-        case Vendor::amd:
-            MQAJIT_FAIL(unsupported,
-                        "the HIP backend is not built yet, so AMD archs (gfx942, gfx950) can be neither compiled "
-                        "nor run by this build; use an NVIDIA arch such as sm_90a");
+        case Vendor::amd: return hip_backend();
     }
     MQAJIT_FAIL(internal, "unknown vendor {}", static_cast<int>(vendor));
 }
 
 Backend& backend_for(const Arch& arch) { return backend_for(arch.vendor); }
 
-std::vector<Backend*> all_backends() { return {&cuda_backend()}; }
+std::vector<Backend*> all_backends() { return {&cuda_backend(), &hip_backend()}; }
 
 }  // namespace mqajit

@@ -26,7 +26,15 @@ struct ResourceUsage {
     int spill_store_bytes = -1;
     int spill_load_bytes = -1;
     int stack_bytes = -1;
-    bool spills() const { return spill_store_bytes > 0 || spill_load_bytes > 0; }
+    // AMD (clang's kernel-resource-usage remarks); `registers` holds the VGPRs there.
+    int agprs = -1;              // accumulation VGPRs per lane
+    int sgprs = -1;              // scalar registers per wave
+    int vgpr_spills = -1;        // spilled VGPRs (a count, not bytes)
+    int sgpr_spills = -1;        // spilled SGPRs
+    int scratch_bytes = -1;      // private (scratch) memory per lane
+    bool spills() const {
+        return spill_store_bytes > 0 || spill_load_bytes > 0 || vgpr_spills > 0 || sgpr_spills > 0;
+    }
 };
 
 struct CompileResult {

@@ -42,7 +42,12 @@ nlohmann::json to_json(const DiskCacheMeta& meta) {
               {"shared_bytes", meta.usage.shared_bytes},
               {"spill_store_bytes", meta.usage.spill_store_bytes},
               {"spill_load_bytes", meta.usage.spill_load_bytes},
-              {"stack_bytes", meta.usage.stack_bytes}}},
+              {"stack_bytes", meta.usage.stack_bytes},
+              {"agprs", meta.usage.agprs},
+              {"sgprs", meta.usage.sgprs},
+              {"vgpr_spills", meta.usage.vgpr_spills},
+              {"sgpr_spills", meta.usage.sgpr_spills},
+              {"scratch_bytes", meta.usage.scratch_bytes}}},
             {"log", meta.log}};
 }
 
@@ -70,6 +75,12 @@ DiskCacheMeta meta_from_json(const nlohmann::json& json) {
     meta.usage.spill_store_bytes = field<int>(usage, "spill_store_bytes");
     meta.usage.spill_load_bytes = field<int>(usage, "spill_load_bytes");
     meta.usage.stack_bytes = field<int>(usage, "stack_bytes");
+    // NOTES: the AMD fields came later; entries written before them read as "not reported".
+    meta.usage.agprs = usage.value("agprs", -1);
+    meta.usage.sgprs = usage.value("sgprs", -1);
+    meta.usage.vgpr_spills = usage.value("vgpr_spills", -1);
+    meta.usage.sgpr_spills = usage.value("sgpr_spills", -1);
+    meta.usage.scratch_bytes = usage.value("scratch_bytes", -1);
     meta.log = field<std::string>(json, "log");
     return meta;
 }

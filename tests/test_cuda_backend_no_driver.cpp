@@ -135,14 +135,15 @@ TEST_CASE("dynamic library: the first loadable candidate wins and its real path 
     CHECK(libc.symbol("no_such_symbol_in_libc") == nullptr);
 }
 
-TEST_CASE("backend registry: NVIDIA archs get the CUDA backend, AMD is refused clearly") {
+TEST_CASE("backend registry: NVIDIA archs get the CUDA backend, AMD archs the HIP backend") {
     CHECK(backend_for(Vendor::nvidia).name() == "cuda");
     CHECK(backend_for(Vendor::nvidia).vendor() == Vendor::nvidia);
     CHECK(&backend_for(Vendor::nvidia) == &backend_for(Vendor::nvidia));
-    CHECK(kind_thrown([] { backend_for(Vendor::amd); }) == ErrorKind::unsupported);
+    CHECK(backend_for(Vendor::amd).name() == "hip");
     const auto backends = all_backends();
-    REQUIRE(backends.size() == 1);
+    REQUIRE(backends.size() == 2);
     CHECK(backends[0]->name() == "cuda");
+    CHECK(backends[1]->name() == "hip");
 }
 
 TEST_CASE("cuda device: archs from compute capability use the arch-specific form from 9.0 on") {

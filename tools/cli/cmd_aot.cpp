@@ -1,5 +1,6 @@
 // mqajit aot --arch A [--variants all|table|NAME...]: compiles kernels into the disk cache with no
-// GPU present, reports each one's registers, shared memory and spills, and fails on a spill.
+// GPU present, reports each one's registers, shared memory and spills, and fails on a spill (on AMD
+// also on scratch use or LDS over the arch's limit).
 
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 #include <set>
 
 #include "codegen/families.hpp"
+#include "codegen/gfx9_family.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "runtime/backend.hpp"
@@ -92,11 +94,17 @@ void add_aot_command(CLI::App& app, CommandContext& context) {
 
         nlohmann::json rows = nlohmann::json::array();
         int failures = 0;
+        const bool amd = arch.vendor == Vendor::amd;
         if (!options->json) {
             fmt::print("compiling {} kernel(s) for {} with {} {} into {}\n", targets.size(), arch.name, compiler.name(),
                        compiler.version(), (settings().cache_dir / "kernels").string());
-            fmt::print("{:<40} {:>3} {:>4} {:>5} {:>9} {:>6} {:>6} {:>9}  {}\n", "variant", "H", "D", "regs",
-                       "smem B", "spillS", "spillL", "ms", "status");
+            if (amd) {
+                fmt::print("{:<40} {:>3} {:>4} {:>5} {:>5} {:>5} {:>9} {:>7} {:>6} {:>6} {:>9}  {}\n", "variant", "H", "D",
+                           "vgpr", "agpr", "sgpr", "lds B", "scratch", "spillV", "spillS", "ms", "status");
+            } else {
+                fmt::print("{:<40} {:>3} {:>4} {:>5} {:>9} {:>6} {:>6} {:>9}  {}\n", "variant", "H", "D", "regs",
+                           "smem B", "spillS", "spillL", "ms", "status");
+            }
         }
         for (const AotTarget& t : targets) {
             nlohmann::json row{{"variant", t.variant.name()}, {"heads", t.heads}, {"head_dim", t.head_dim}};
@@ -107,13 +115,31 @@ void add_aot_command(CLI::App& app, CommandContext& context) {
                     [&] { return compile_request_for(t.variant, t.heads, t.head_dim, arch); });
                 const std::size_t smem = family_for(t.variant).shared_bytes(t.variant, t.heads, t.head_dim) +
                                          static_cast<std::size_t>(std::max(0, result.usage.shared_bytes));
-                status = result.usage.spills() ? "SPILL" : (result.from_cache ? "cached" : "built");
-                if (result.usage.spills()) ++failures;
+                // NOTES: on AMD, scratch without spills is a private array the compiler could not keep in
+                // registers: as slow as a spill, so it fails too; LDS is checked against the arch here
+                // because AMD has no per-device opt-in limit to ask.
+                const bool over_lds = amd && smem > gfx9_max_lds_bytes(arch);
+                const bool scratch = amd && result.usage.scratch_bytes > 0;
+                status = result.usage.spills() ? "SPILL"
+                         : over_lds            ? "LDS"
+                         : scratch             ? "SCRATCH"
+                                               : (result.from_cache ? "cached" : "built");
+                if (result.usage.spills() || over_lds || scratch) ++failures;
                 row.update({{"registers", result.usage.registers}, {"shared_bytes", smem},
                             {"spill_store_bytes", result.usage.spill_store_bytes},
                             {"spill_load_bytes", result.usage.spill_load_bytes}, {"compile_ms", result.compile_ms},
                             {"from_cache", result.from_cache}, {"entry", result.entry.string()}, {"status", status}});
-                if (!options->json) {
+                if (amd) {
+                    row.update({{"agprs", result.usage.agprs}, {"sgprs", result.usage.sgprs},
+                                {"vgpr_spills", result.usage.vgpr_spills}, {"sgpr_spills", result.usage.sgpr_spills},
+                                {"scratch_bytes", result.usage.scratch_bytes}});
+                }
+                if (!options->json && amd) {
+                    fmt::print("{:<40} {:>3} {:>4} {:>5} {:>5} {:>5} {:>9} {:>7} {:>6} {:>6} {:>9.0f}  {}\n",
+                               t.variant.name(), t.heads, t.head_dim, result.usage.registers, result.usage.agprs,
+                               result.usage.sgprs, smem, result.usage.scratch_bytes, result.usage.vgpr_spills,
+                               result.usage.sgpr_spills, result.compile_ms, status);
+                } else if (!options->json) {
                     fmt::print("{:<40} {:>3} {:>4} {:>5} {:>9} {:>6} {:>6} {:>9.0f}  {}\n", t.variant.name(), t.heads,
                                t.head_dim, result.usage.registers, smem, result.usage.spill_store_bytes,
                                result.usage.spill_load_bytes, result.compile_ms, status);

@@ -1,0 +1,87 @@
+// `mqajit aot --arch gfx950|gfx942` compiles every registered AMD variant at H = 32 and 64 (D = 128)
+// with clang, into the disk cache, with no spills, no scratch and LDS within the arch's limit.
+
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "codegen/gfx9_family.hpp"
+#include "mqajit/error.hpp"
+#include "runtime/compiler_clang_hip.hpp"
+#include "tests/support.hpp"
+#include "variants/registry.hpp"
+
+using namespace mqajit;
+
+namespace {
+
+bool clang_installed() {
+    try {
+        ClangHipCompiler compiler;
+        return true;
+    } catch (const Error& e) {
+        MESSAGE("skipped: " << e.what());
+        return false;
+    }
+}
+
+void check_aot_builds_every_variant(const std::string& arch_name) {
+    if (!clang_installed()) return;
+    const mqajit::testing::TempDir cache("amd-aot");
+    const std::string command = "MQAJIT_CACHE_DIR=" + cache.path().string() + " " +
+                                mqajit::testing::cli_path().string() + " aot --arch " + arch_name +
+                                " --heads 32 64 --head-dim 128 --json";
+    std::string output;
+    const int exit_code = mqajit::testing::run_command(command, &output);
+    INFO(output.substr(0, 4000));
+    REQUIRE(exit_code == 0);
+    const nlohmann::json rows = nlohmann::json::parse(output.substr(output.find('[')));
+
+    const Arch arch = Arch::parse(arch_name);
+    std::set<std::string> expected;
+    for (int heads : {32, 64}) {
+        for (const Variant& v : VariantRegistry::instance().variants(arch, heads, 128)) {
+            if (v.op == MatrixOp::mfma) expected.insert(v.name() + "_h" + std::to_string(heads));
+        }
+    }
+    REQUIRE(expected.size() > 100);
+
+    std::set<std::string> built;
+    for (const auto& row : rows) {
+        const std::string name = row.at("variant").get<std::string>() + "_h" + std::to_string(row.at("heads").get<int>());
+        CAPTURE(name);
+        CHECK(row.at("status") == "built");
+        CHECK(row.at("registers").get<int>() > 0);
+        CHECK(row.at("sgprs").get<int>() > 0);
+        CHECK(row.at("vgpr_spills").get<int>() == 0);
+        CHECK(row.at("sgpr_spills").get<int>() == 0);
+        CHECK(row.at("scratch_bytes").get<int>() == 0);
+        CHECK(row.at("shared_bytes").get<std::size_t>() <= gfx9_max_lds_bytes(arch));
+        built.insert(name);
+    }
+    CHECK(built == expected);
+
+    // A second run finds the code objects in the cache, with the AMD usage kept in meta.json.
+    const std::string one = "MQAJIT_CACHE_DIR=" + cache.path().string() + " " + mqajit::testing::cli_path().string() +
+                            " aot --arch " + arch_name + " --heads 32 --head-dim 128 --json --variants " +
+                            rows.at(0).at("variant").get<std::string>();
+    REQUIRE(mqajit::testing::run_command(one, &output) == 0);
+    const nlohmann::json again = nlohmann::json::parse(output.substr(output.find('[')));
+    REQUIRE(again.size() == 1);
+    CHECK(again[0].at("status") == "cached");
+    CHECK(again[0].at("registers") == rows.at(0).at("registers"));
+    CHECK(again[0].at("sgprs") == rows.at(0).at("sgprs"));
+    CHECK(again[0].at("vgpr_spills") == 0);
+}
+
+}  // namespace
+
+TEST_CASE("amd aot: gfx950 builds every mfma variant at 32 and 64 heads without spills") {
+    check_aot_builds_every_variant("gfx950");
+}
+
+TEST_CASE("amd aot: gfx942 builds every mfma variant at 32 and 64 heads without spills") {
+    check_aot_builds_every_variant("gfx942");
+}

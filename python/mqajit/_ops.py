@@ -36,7 +36,7 @@ def _prepare(function_name, q, kv, args, kwargs):
     try:
         device = q.device
     except AttributeError:
-        raise ValueError(f"q is a {type(q).__name__}, not a torch tensor; pass {_views.EXPECTED['q']}") from None
+        raise ValueError(f"q is not a torch tensor (got {type(q).__name__}); pass {_views.EXPECTED['q']}") from None
     views = [_views.view_of(name, tensor, device) for name, tensor in named]
     if out is None:
         # The library checks the shapes; a malformed q or kv gets a 1-row or 1-column out it rejects.

@@ -40,7 +40,7 @@ def view_of(name, tensor, device):
         on_cuda = tensor.is_cuda
         tensor_device = tensor.device
     except AttributeError:
-        raise ValueError(f"{name} is a {type(tensor).__name__}, not a torch tensor; pass {EXPECTED[name]}") from None
+        raise ValueError(f"{name} is not a torch tensor (got {type(tensor).__name__}); pass {EXPECTED[name]}") from None
     if not on_cuda:
         raise ValueError(f"{name} is on {tensor_device}; mqajit runs on CUDA tensors (move it with .cuda())")
     if tensor_device != device:

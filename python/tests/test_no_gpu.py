@@ -140,7 +140,7 @@ def test_tensors_must_be_torch_cuda_tensors():
     except ImportError:
         expect_error(RuntimeError, lambda: mqajit.mqa_logits(*arguments), "PyTorch is not importable")
         return
-    expect_error(ValueError, lambda: mqajit.mqa_logits(*arguments), "q is a object, not a torch tensor")
+    expect_error(ValueError, lambda: mqajit.mqa_logits(*arguments), "q is not a torch tensor (got object)")
     q = torch.zeros((S, H, D), dtype=torch.float8_e4m3fn)
     kv = torch.zeros((N, D), dtype=torch.float8_e4m3fn)
     expect_error(ValueError, lambda: mqajit.mqa_logits(q, (kv, torch.ones(N)), torch.ones(S, H),

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import mqajit
@@ -213,6 +214,28 @@ def test_lookup_spells_arch_canonically_and_rejects_bad_keys():
     expect_error(ValueError, lambda: mqajit.lookup(arch="pentium", **shape), "pentium")
     expect_error(ValueError, lambda: mqajit.lookup(arch="sm_90a", **{**shape, "heads": 0}), "heads is 0")
     expect_error(TypeError, lambda: mqajit.lookup("sm_90a", 132, 32, 128, 4096, 8192))
+
+
+def test_installed_package_imports_from_its_prefix_alone():
+    build_dir, cmake = os.environ.get("MQAJIT_BUILD_DIR"), os.environ.get("MQAJIT_CMAKE_COMMAND")
+    if not build_dir or not cmake:
+        skip("MQAJIT_BUILD_DIR and MQAJIT_CMAKE_COMMAND are not set (ctest sets them)")
+    with tempfile.TemporaryDirectory() as prefix:
+        subprocess.run([cmake, "--install", build_dir, "--prefix", prefix], check=True, capture_output=True)
+        site = Path(prefix) / os.environ.get("MQAJIT_PYTHON_INSTALL_DIR", "")
+        probe = ("import mqajit\n"
+                 "print(mqajit.__file__)\n"
+                 "print(next(line.split()[-1] for line in open('/proc/self/maps') if 'libmqajit' in line))\n"
+                 "print(mqajit.runtime_status().message)")
+        environment = {**os.environ, "PYTHONPATH": str(site)}
+        environment.pop("LD_LIBRARY_PATH", None)
+        result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=prefix,
+                                env=environment)
+        assert result.returncode == 0, result.stderr
+        package_file, library_file, message = result.stdout.splitlines()[:3]
+        assert Path(package_file).resolve().is_relative_to(Path(site).resolve())
+        assert Path(library_file).resolve().is_relative_to(Path(prefix).resolve()), library_file
+        assert message == mqajit.runtime_status().message
 
 
 def main():

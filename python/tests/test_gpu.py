@@ -87,6 +87,8 @@ def make_windows(kind, num_rows, num_kv, generator):
 
 
 def torch_reference(problem, clean_logits=True):
+    # NOTES: full fp32 products; TF32 (10-bit mantissas) would be the less exact side.
+    torch.backends.cuda.matmul.allow_tf32 = False
     q, kv = problem.q.float(), problem.kv.float()
     num_rows, num_kv = q.shape[0], kv.shape[0]
     logits = torch.empty(num_rows, num_kv, device=q.device)

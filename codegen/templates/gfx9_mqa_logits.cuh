@@ -77,6 +77,11 @@ MQA_GFX9_HOST_DEVICE constexpr unsigned e4m3fn_to_fnuz_x4(unsigned word) {
 
 // Bytes of A (and of B) each lane supplies per MFMA: M x K fp8 values over 64 lanes.
 MQA_GFX9_HOST_DEVICE constexpr int operand_bytes_per_lane(int m, int k) { return m * k / 64; }
+// First byte of d that lane group `group` (lane / M) supplies for MFMA step `step` (d in steps of K);
+// it supplies operand_bytes_per_lane(m, k) bytes from there, for A (Q) and B (KV) alike.
+MQA_GFX9_HOST_DEVICE constexpr int operand_first_byte(int m, int k, int step, int group) {
+    return step * k + group * operand_bytes_per_lane(m, k);
+}
 // f32 accumulators per lane: M x M over 64 lanes.
 MQA_GFX9_HOST_DEVICE constexpr int accumulators_per_lane(int m) { return m * m / 64; }
 
@@ -98,7 +103,7 @@ typedef int Int32x8 __attribute__((ext_vector_type(8)));
 typedef float Float32x4 __attribute__((ext_vector_type(4)));
 typedef float Float32x16 __attribute__((ext_vector_type(16)));
 
-// One MFMA: kM x kM results, kK deep. Operand: this lane's kOperandBytes of A (or B).
+// One MFMA: kM x kM results, kK deep. Operand: this lane's operand_bytes_per_lane(kM, kK) of A (or B).
 template <int kM, int kK>
 struct Mfma;
 
@@ -154,9 +159,10 @@ struct Mfma<16, 32> {
 // NOTES: A and B of these MFMAs share one lane layout (lane = row + M * k-group, bytes in k order),
 // so giving both the same bytes of d for the same (group, slot) pairs every Q byte with the KV byte
 // of the same d: the dot product is right whatever order the hardware sums the K slots in.
-template <typename Operand, int kBytes, int kK, int kHeadDim>
+template <typename Operand, int kM, int kK, int kHeadDim>
 __device__ __forceinline__ Operand load_operand(const unsigned char* lds, int row, int step, int group) {
-    const int byte = step * kK + group * kBytes;
+    constexpr int kBytes = operand_bytes_per_lane(kM, kK);
+    const int byte = operand_first_byte(kM, kK, step, group);
     if constexpr (kBytes == 32) {
         const Int32x4 low =
             *reinterpret_cast<const Int32x4*>(lds + mqa::swizzled_offset(row, byte / 16, kHeadDim));
@@ -188,6 +194,7 @@ struct MfmaKernel {
     static constexpr int kKvBufferBytes = kBlockKv * kHeadDim;
     static constexpr float kProductScale = Op::kFnuz ? kFnuzProductCorrection : 1.0f;
 
+    static_assert(sizeof(Operand) == kOperandBytes, "the MFMA operand type must hold one lane's share of A");
     static_assert(kHeads % kM == 0, "heads must be a multiple of the MFMA tile");
     static_assert(kHeadDim % kK == 0 && kHeadDim % 16 == 0, "head_dim must be a multiple of the MFMA depth");
     static_assert(kBlockKv % kM == 0, "bkv must be a multiple of the MFMA tile");
@@ -259,7 +266,7 @@ struct MfmaKernel {
             for (int mt = 0; mt < kMTiles; ++mt) {
                 const int q_row = (wave * kRows + r) * kHeads + mt * kM + column_in_tile;
                 #pragma unroll
-                for (int s = 0; s < kSteps; ++s) q[mt][s] = load_operand<Operand, kOperandBytes, kK, kHeadDim>(q_lds, q_row, s, group);
+                for (int s = 0; s < kSteps; ++s) q[mt][s] = load_operand<Operand, kM, kK, kHeadDim>(q_lds, q_row, s, group);
                 #pragma unroll
                 for (int a = 0; a < kAccumulators; ++a) {
                     const int head = mt * kM + accumulator_row(kM, lane, a);
@@ -276,7 +283,7 @@ struct MfmaKernel {
                 #pragma unroll
                 for (int s = 0; s < kSteps; ++s) {
                     const Operand kv =
-                        load_operand<Operand, kOperandBytes, kK, kHeadDim>(kv_lds, nt * kM + column_in_tile, s, group);
+                        load_operand<Operand, kM, kK, kHeadDim>(kv_lds, nt * kM + column_in_tile, s, group);
                     #pragma unroll
                     for (int mt = 0; mt < kMTiles; ++mt) acc[mt] = Op::run(q[mt][s], kv, acc[mt]);
                 }

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "codegen/families.hpp"
+#include "codegen/grid_plan.hpp"
 #include "codegen/gfx9_family.hpp"
 #include "codegen/sm80_family.hpp"
 #include "codegen/templates.hpp"
@@ -113,17 +114,7 @@ public:
         const int num_splits =
             sm80_kv_splits(num_q_blocks, ceil_div(shape.seq_len_kv, v.bkv), device.multiprocessor_count());
 
-        params.num_q_blocks = static_cast<int>(num_q_blocks);
-        params.num_kv_splits = num_splits;
-
-        LaunchPlan plan;
-        plan.num_q_blocks = params.num_q_blocks;
-        plan.num_kv_splits = num_splits;
-        plan.config.grid_x = static_cast<unsigned>(num_q_blocks);
-        plan.config.grid_y = static_cast<unsigned>(num_splits);
-        plan.config.block_x = static_cast<unsigned>(v.warps * 64);
-        plan.config.dynamic_shared_bytes = lds;
-        return plan;
+        return unit_grid_plan(params, num_q_blocks, num_splits, static_cast<unsigned>(v.warps * 64), lds);
     }
 };
 

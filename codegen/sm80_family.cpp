@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "codegen/families.hpp"
+#include "codegen/grid_plan.hpp"
 #include "codegen/templates.hpp"
 #include "codegen/templates/sm80_mqa_logits.cuh"
 #include "core/check.hpp"
@@ -110,17 +111,7 @@ public:
         const std::int64_t num_tiles = ceil_div(shape.seq_len_kv, v.bkv);
         const int num_splits = sm80_kv_splits(num_q_blocks, num_tiles, device.multiprocessor_count());
 
-        params.num_q_blocks = static_cast<int>(num_q_blocks);
-        params.num_kv_splits = num_splits;
-
-        LaunchPlan plan;
-        plan.num_q_blocks = params.num_q_blocks;
-        plan.num_kv_splits = num_splits;
-        plan.config.grid_x = static_cast<unsigned>(num_q_blocks);
-        plan.config.grid_y = static_cast<unsigned>(num_splits);
-        plan.config.block_x = static_cast<unsigned>(v.warps * 32);
-        plan.config.dynamic_shared_bytes = smem;
-        return plan;
+        return unit_grid_plan(params, num_q_blocks, num_splits, static_cast<unsigned>(v.warps * 32), smem);
     }
 };
 

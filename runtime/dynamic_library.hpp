@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mqajit {
 
@@ -27,6 +28,13 @@ public:
 
     // The exported symbol, or nullptr when the library does not export it.
     void* symbol(const char* name) const;
+    // Sets `pointer` to the exported function `name`, or records `name` in `missing`, so a loader
+    // can check every symbol up front and name all that are absent in one error.
+    template <typename Function>
+    void resolve(const char* name, Function& pointer, std::vector<std::string>& missing) const {
+        pointer = reinterpret_cast<Function>(symbol(name));
+        if (pointer == nullptr) missing.emplace_back(name);
+    }
     // The name it was opened by (one of the candidates).
     const std::string& name() const { return name_; }
     // The file the loader actually mapped, e.g. "/usr/lib/x86_64-linux-gnu/libcuda.so.1".

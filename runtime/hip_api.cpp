@@ -6,15 +6,6 @@
 #include "core/check.hpp"
 
 namespace mqajit {
-namespace {
-
-template <typename Function>
-void resolve(const DynamicLibrary& library, const char* name, Function& pointer, std::vector<std::string>& missing) {
-    pointer = reinterpret_cast<Function>(library.symbol(name));
-    if (pointer == nullptr) missing.emplace_back(name);
-}
-
-}  // namespace
 
 std::vector<std::string> HipApi::default_candidates() {
     return {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5", "/opt/rocm/lib/libamdhip64.so"};
@@ -26,16 +17,16 @@ std::shared_ptr<const HipApi> HipApi::load(std::span<const std::string> candidat
     auto api = std::shared_ptr<HipApi>(new HipApi(DynamicLibrary::open_first(
         candidates, "HIP runtime (libamdhip64.so)", "install ROCm's HIP runtime to run on AMD GPUs")));
     std::vector<std::string> missing;
-    resolve(api->library_, "hipInit", api->hipInit, missing);
-    resolve(api->library_, "hipDriverGetVersion", api->hipDriverGetVersion, missing);
-    resolve(api->library_, "hipGetDeviceCount", api->hipGetDeviceCount, missing);
-    resolve(api->library_, "hipDeviceGetName", api->hipDeviceGetName, missing);
-    resolve(api->library_, "hipDeviceGetAttribute", api->hipDeviceGetAttribute, missing);
-    resolve(api->library_, "hipModuleLoadData", api->hipModuleLoadData, missing);
-    resolve(api->library_, "hipModuleUnload", api->hipModuleUnload, missing);
-    resolve(api->library_, "hipModuleGetFunction", api->hipModuleGetFunction, missing);
-    resolve(api->library_, "hipModuleLaunchKernel", api->hipModuleLaunchKernel, missing);
-    resolve(api->library_, "hipGetErrorString", api->hipGetErrorString, missing);
+    api->library_.resolve("hipInit", api->hipInit, missing);
+    api->library_.resolve("hipDriverGetVersion", api->hipDriverGetVersion, missing);
+    api->library_.resolve("hipGetDeviceCount", api->hipGetDeviceCount, missing);
+    api->library_.resolve("hipDeviceGetName", api->hipDeviceGetName, missing);
+    api->library_.resolve("hipDeviceGetAttribute", api->hipDeviceGetAttribute, missing);
+    api->library_.resolve("hipModuleLoadData", api->hipModuleLoadData, missing);
+    api->library_.resolve("hipModuleUnload", api->hipModuleUnload, missing);
+    api->library_.resolve("hipModuleGetFunction", api->hipModuleGetFunction, missing);
+    api->library_.resolve("hipModuleLaunchKernel", api->hipModuleLaunchKernel, missing);
+    api->library_.resolve("hipGetErrorString", api->hipGetErrorString, missing);
     MQAJIT_CHECK_KIND(not_found, missing.empty(), "the HIP runtime at {} lacks {}; install ROCm 6.0 or newer",
                       api->library_path_, fmt::join(missing, ", "));
     return api;

@@ -24,9 +24,7 @@ std::shared_ptr<const NvrtcApi> NvrtcApi::load(std::span<const std::string> cand
         "install the CUDA toolkit's NVRTC (e.g. cuda-nvrtc-13-0), or set MQAJIT_NVRTC_LIBRARY to the path of "
         "libnvrtc.so")));
     std::vector<std::string> missing;
-#define MQAJIT_NVRTC_RESOLVE(function)                                                    \
-    api->function = reinterpret_cast<decltype(api->function)>(api->library_.symbol(#function)); \
-    if (api->function == nullptr) missing.emplace_back(#function);
+#define MQAJIT_NVRTC_RESOLVE(function) api->library_.resolve(#function, api->function, missing);
     MQAJIT_NVRTC_FUNCTIONS(MQAJIT_NVRTC_RESOLVE)
 #undef MQAJIT_NVRTC_RESOLVE
     MQAJIT_CHECK_KIND(not_found, missing.empty(), "NVRTC at {} lacks {}; install NVRTC 12.0 or newer",

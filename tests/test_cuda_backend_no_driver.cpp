@@ -11,6 +11,7 @@
 #include "runtime/backend.hpp"
 #include "runtime/cuda_backend.hpp"
 #include "runtime/dynamic_library.hpp"
+#include "tests/error_kind.hpp"
 #include "tests/support.hpp"
 
 using namespace mqajit;
@@ -19,17 +20,6 @@ namespace {
 
 CudaBackend backend_without_driver() {
     return CudaBackend({.driver = {"/nonexistent/libcuda.so.1"}, .nvrtc = NvrtcApi::default_candidates()});
-}
-
-template <typename F>
-ErrorKind kind_thrown(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.kind();
-    }
-    FAIL("no mqajit::Error was thrown");
-    return ErrorKind::internal;
 }
 
 }  // namespace
@@ -48,8 +38,8 @@ TEST_CASE("cuda backend: without a driver library the status is one line and dev
     CHECK(status.message.find("/nonexistent/libcuda.so.1") != std::string::npos);
     CHECK(status.message.find('\n') == std::string::npos);
     CHECK(backend.device_count() == 0);
-    CHECK(kind_thrown([&] { backend.open_device(0); }) == ErrorKind::not_found);
-    CHECK(kind_thrown([&] { backend.current_device(); }) == ErrorKind::not_found);
+    CHECK(mqajit::testing::error_kind_of([&] { backend.open_device(0); }) == ErrorKind::not_found);
+    CHECK(mqajit::testing::error_kind_of([&] { backend.current_device(); }) == ErrorKind::not_found);
     CHECK(backend.name() == "cuda");
     CHECK(backend.compiler().name() == "nvrtc");  // compiling needs no driver
 }
@@ -172,7 +162,7 @@ TEST_CASE("cuda device: tensor map requests that break TMA rules are refused bef
     auto refused = [&](auto change) {
         TensorMapRequest request = valid;
         change(request);
-        return kind_thrown([&] { check_tensor_map_request(request); }) == ErrorKind::invalid_argument;
+        return mqajit::testing::error_kind_of([&] { check_tensor_map_request(request); }) == ErrorKind::invalid_argument;
     };
     CHECK(refused([](TensorMapRequest& r) { r.rank = 4; }));
     CHECK(refused([](TensorMapRequest& r) { r.element_bytes = 2; }));

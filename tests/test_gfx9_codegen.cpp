@@ -8,23 +8,13 @@
 #include "codegen/families.hpp"
 #include "codegen/templates/mqa_logits_params.cuh"
 #include "mqajit/error.hpp"
+#include "tests/error_kind.hpp"
 #include "tests/runtime_fakes.hpp"
 #include "variants/registry.hpp"
 
 using namespace mqajit;
 
 namespace {
-
-template <typename F>
-ErrorKind kind_thrown(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.kind();
-    }
-    FAIL("no mqajit::Error was thrown");
-    return ErrorKind::internal;
-}
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -81,19 +71,19 @@ TEST_CASE("gfx9 codegen: LDS is the Q rows plus the KV buffers, the sum the vari
 
 TEST_CASE("gfx9 codegen: the generator refuses other archs and the other arch's instructions") {
     const KernelFamily& family = gfx9_mfma_family();
-    CHECK(kind_thrown([&] {
+    CHECK(mqajit::testing::error_kind_of([&] {
               family.generate(Variant::parse("mfma32x32x64_bkv64_r1_w2_lds2"), 32, 128, Arch::parse("gfx942"));
           }) == ErrorKind::unsupported);
-    CHECK(kind_thrown([&] {
+    CHECK(mqajit::testing::error_kind_of([&] {
               family.generate(Variant::parse("mfma32x32x16_bkv64_r1_w2_lds2"), 32, 128, Arch::parse("gfx950"));
           }) == ErrorKind::unsupported);
-    CHECK(kind_thrown([&] {
+    CHECK(mqajit::testing::error_kind_of([&] {
               family.generate(Variant::parse("mfma32x32x64_bkv64_r1_w2_lds2"), 32, 128, Arch::parse("sm_90a"));
           }) == ErrorKind::unsupported);
-    CHECK(kind_thrown([&] {
+    CHECK(mqajit::testing::error_kind_of([&] {
               family.generate(Variant::parse("mfma32x32x64_bkv64_r1_w2_lds1"), 32, 128, Arch::parse("gfx950"));
           }) == ErrorKind::unsupported);
-    CHECK(kind_thrown([&] {
+    CHECK(mqajit::testing::error_kind_of([&] {
               family.generate(Variant::parse("mma16x8x32_bkv64_r4_w4_lds2"), 32, 128, Arch::parse("gfx950"));
           }) == ErrorKind::internal);
 }
@@ -121,7 +111,7 @@ TEST_CASE("gfx9 codegen: the plan covers every query row with R x W rows per blo
     CHECK(plan.num_kv_splits <= 8192 / 64);
 
     params.kv_stride_n = 100;  // rows no longer 16-byte aligned
-    CHECK(kind_thrown([&] {
+    CHECK(mqajit::testing::error_kind_of([&] {
               family.plan(v, ProblemShape{.heads = 32, .head_dim = 128, .seq_len = 1, .seq_len_kv = 1}, device, params);
           }) == ErrorKind::invalid_argument);
 }

@@ -13,21 +13,11 @@
 #include "runtime/hip_api.hpp"
 #include "runtime/hip_backend.hpp"
 #include "runtime/hiprtc_api.hpp"
+#include "tests/error_kind.hpp"
 
 using namespace mqajit;
 
 namespace {
-
-template <typename F>
-ErrorKind kind_thrown(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.kind();
-    }
-    FAIL("no mqajit::Error was thrown");
-    return ErrorKind::internal;
-}
 
 HipBackend backend_without_runtime() {
     return HipBackend({.runtime = {"/nonexistent/libamdhip64.so"}, .clang = ClangHipCompiler::default_candidates()});
@@ -66,9 +56,9 @@ TEST_CASE("hip backend: without a runtime library the status is one line and dev
     CHECK(status.message.find("/nonexistent/libamdhip64.so") != std::string::npos);
     CHECK(status.message.find('\n') == std::string::npos);
     CHECK(backend.device_count() == 0);
-    CHECK(kind_thrown([&] { backend.open_device(0); }) == ErrorKind::not_found);
-    CHECK(kind_thrown([&] { backend.current_device(); }) == ErrorKind::not_found);
-    CHECK(kind_thrown([&] { backend.open_device(-1); }) == ErrorKind::invalid_argument);
+    CHECK(mqajit::testing::error_kind_of([&] { backend.open_device(0); }) == ErrorKind::not_found);
+    CHECK(mqajit::testing::error_kind_of([&] { backend.current_device(); }) == ErrorKind::not_found);
+    CHECK(mqajit::testing::error_kind_of([&] { backend.open_device(-1); }) == ErrorKind::invalid_argument);
 }
 
 TEST_CASE("hip backend: AMD archs get the HIP backend, whose compiler needs no GPU") {
@@ -93,7 +83,7 @@ TEST_CASE("hip api / hiprtc api: missing libraries are reported with every path 
         CHECK(std::string(e.what()).find("/nonexistent/b/libamdhip64.so") != std::string::npos);
     }
     const std::string missing_hiprtc[] = {"/nonexistent/libhiprtc.so"};
-    CHECK(kind_thrown([&] { HiprtcApi::load(missing_hiprtc); }) == ErrorKind::not_found);
+    CHECK(mqajit::testing::error_kind_of([&] { HiprtcApi::load(missing_hiprtc); }) == ErrorKind::not_found);
     // libc loads but is not HIP: every function is named as missing.
     const std::string libc[] = {"libc.so.6"};
     try {
@@ -135,7 +125,7 @@ TEST_CASE("clang-hip compiler: HIP source becomes an AMDGPU code object for gfx9
         CHECK(result.usage.scratch_bytes == 0);
         CHECK_FALSE(result.usage.spills());
     }
-    CHECK(kind_thrown([&] { compiler->compile(request_for(kAddOne, "sm_90a")); }) == ErrorKind::invalid_argument);
+    CHECK(mqajit::testing::error_kind_of([&] { compiler->compile(request_for(kAddOne, "sm_90a")); }) == ErrorKind::invalid_argument);
 }
 
 TEST_CASE("clang-hip compiler: a compile error is compile_failed with clang's full log") {

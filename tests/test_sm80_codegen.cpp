@@ -22,6 +22,7 @@
 #include "codegen/templates/sm80_mqa_logits.cuh"
 #include "mqajit/error.hpp"
 #include "runtime/backend.hpp"
+#include "tests/error_kind.hpp"
 #include "tests/runtime_fakes.hpp"
 #include "variants/registry.hpp"
 
@@ -33,17 +34,6 @@ using mqajit::MatrixOp;
 using mqajit::Variant;
 
 bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
-
-template <typename Fn>
-ErrorKind error_kind_of(Fn&& fn) {
-    try {
-        fn();
-    } catch (const mqajit::Error& e) {
-        return e.kind();
-    }
-    FAIL("expected an mqajit::Error");
-    return ErrorKind::internal;
-}
 
 std::vector<Variant> mma_variants(const Arch& arch, int heads, int head_dim) {
     std::vector<Variant> result;
@@ -123,17 +113,17 @@ TEST_CASE("sm80 codegen: the generated unit names the variant and instantiates t
 TEST_CASE("sm80 codegen: the generator refuses what the template cannot build, saying why") {
     const mqajit::KernelFamily& family = mqajit::sm80_mma_family();
     const Arch sm80 = Arch::parse("sm_80");
-    CHECK(error_kind_of([&] { family.generate(Variant::parse("mma16x8x32_bkv64_r4_w4_lds2"), 32, 128, sm80); }) ==
+    CHECK(mqajit::testing::error_kind_of([&] { family.generate(Variant::parse("mma16x8x32_bkv64_r4_w4_lds2"), 32, 128, sm80); }) ==
           ErrorKind::unsupported);
-    CHECK(error_kind_of([&] {
+    CHECK(mqajit::testing::error_kind_of([&] {
               family.generate(Variant::parse("mma16x8x16_bkv64_r4_w4_lds2"), 32, 128, Arch::parse("gfx950"));
           }) == ErrorKind::unsupported);
-    CHECK(error_kind_of([&] { family.generate(Variant::parse("mma16x8x16_bkv48_r4_w4_lds2"), 32, 128, sm80); }) ==
+    CHECK(mqajit::testing::error_kind_of([&] { family.generate(Variant::parse("mma16x8x16_bkv48_r4_w4_lds2"), 32, 128, sm80); }) ==
           ErrorKind::unsupported);
-    CHECK(error_kind_of([&] { family.generate(Variant::parse("mma16x8x16_bkv64_r4_w4_lds2"), 12, 128, sm80); }) ==
+    CHECK(mqajit::testing::error_kind_of([&] { family.generate(Variant::parse("mma16x8x16_bkv64_r4_w4_lds2"), 12, 128, sm80); }) ==
           ErrorKind::unsupported);
     // r1 at 64 heads with four m tiles per warp cannot be split into passes of whole rows.
-    CHECK(error_kind_of([&] { family.generate(Variant::parse("mma16x8x16_bkv64_r1_w1_lds2"), 64, 128, sm80); }) ==
+    CHECK(mqajit::testing::error_kind_of([&] { family.generate(Variant::parse("mma16x8x16_bkv64_r1_w1_lds2"), 64, 128, sm80); }) ==
           ErrorKind::unsupported);
     CHECK(&mqajit::family_for(Variant::parse("mfma32x32x64_bkv128_r2_w4_lds3")) == &mqajit::gfx9_mfma_family());
     CHECK(&mqajit::family_for(Variant::parse("wgmma64x128x32_bkv128_r4_w2_lds3")) == &mqajit::sm90_wgmma_family());
@@ -195,7 +185,7 @@ TEST_CASE("sm80 codegen: the launch plan covers the problem and keeps every SM b
     }
     MqaLogitsParams misaligned = aligned_params();
     misaligned.kv_stride_n = 136 + 4;
-    CHECK(error_kind_of([&] { family.plan(v, {32, 128, 8, 8}, device, misaligned); }) == ErrorKind::invalid_argument);
+    CHECK(mqajit::testing::error_kind_of([&] { family.plan(v, {32, 128, 8, 8}, device, misaligned); }) == ErrorKind::invalid_argument);
 }
 
 // ---- the template's index math on the CPU --------------------------------------------------------
@@ -431,7 +421,7 @@ TEST_CASE("sm80 prebuilt: the fatbin holds every baseline and the reference kern
         }
     }
     CHECK(contains(bytes, mqajit::kReferenceKernelName));
-    CHECK(error_kind_of([] { mqajit::baseline_kernel_name(16, 128); }) == ErrorKind::unsupported);
+    CHECK(mqajit::testing::error_kind_of([] { mqajit::baseline_kernel_name(16, 128); }) == ErrorKind::unsupported);
 }
 
 TEST_CASE("sm80 prebuilt: each baseline kernel is instantiated from baseline_variant(heads)") {

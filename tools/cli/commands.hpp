@@ -19,5 +19,6 @@ void add_codegen_command(CLI::App& app, CommandContext& context);    // cmd_code
 void add_aot_command(CLI::App& app, CommandContext& context);        // cmd_aot.cpp
 void add_demo_command(CLI::App& app, CommandContext& context);       // cmd_demo.cpp
 void add_bench_command(CLI::App& app, CommandContext& context);      // cmd_bench.cpp
+void add_tune_command(CLI::App& app, CommandContext& context);       // cmd_tune.cpp
 
 }  // namespace mqajit::cli

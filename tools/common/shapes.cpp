@@ -2,11 +2,11 @@
 
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 
 #include "core/check.hpp"
 #include "core/settings.hpp"
+#include "tuning_db/csv.hpp"
 
 namespace mqajit::tools {
 
@@ -32,21 +32,6 @@ std::vector<BenchShape> deepseek_v32_shapes() {
     return shapes;
 }
 
-namespace {
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-    std::vector<std::string> fields;
-    std::stringstream stream(line);
-    std::string field;
-    while (std::getline(stream, field, ',')) {
-        while (!field.empty() && (field.back() == '\r' || field.back() == ' ')) field.pop_back();
-        while (!field.empty() && field.front() == ' ') field.erase(field.begin());
-        fields.push_back(field);
-    }
-    return fields;
-}
-
-}  // namespace
 
 std::vector<BenchShape> read_shapes_csv(const std::filesystem::path& path) {
     std::ifstream file(path);
@@ -54,14 +39,14 @@ std::vector<BenchShape> read_shapes_csv(const std::filesystem::path& path) {
     std::string line;
     MQAJIT_CHECK(static_cast<bool>(std::getline(file, line)), "{} is empty; it needs a header line", path.string());
     std::map<std::string, std::size_t> column;
-    const auto header = split_csv_line(line);
+    const auto header = tuning::split_csv_line(line);
     for (std::size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
     MQAJIT_CHECK(column.contains("seq_len") && column.contains("seq_len_kv"),
                  "{}:1: the header must name seq_len and seq_len_kv (got '{}')", path.string(), line);
     std::vector<BenchShape> shapes;
     for (int number = 2; std::getline(file, line); ++number) {
         if (line.empty() || line[0] == '#') continue;
-        const auto fields = split_csv_line(line);
+        const auto fields = tuning::split_csv_line(line);
         auto value = [&](const char* name, int fallback) {
             auto it = column.find(name);
             if (it == column.end()) return fallback;
@@ -69,7 +54,9 @@ std::vector<BenchShape> read_shapes_csv(const std::filesystem::path& path) {
             return static_cast<int>(parse_int(fmt::format("{}:{} {}", path.string(), number, name), fields[it->second]));
         };
         BenchShape shape{.heads = value("heads", 32), .head_dim = value("head_dim", 128),
-                         .seq_len = value("seq_len", 0), .seq_len_kv = value("seq_len_kv", 0)};
+                         .seq_len = value("seq_len", 0), .seq_len_kv = value("seq_len_kv", 0),
+                         .arch = column.contains("gfx") && column["gfx"] < fields.size() ? fields[column["gfx"]] : "",
+                         .cu_num = value("cu_num", 0)};
         MQAJIT_CHECK(shape.seq_len >= 1 && shape.seq_len_kv >= 1, "{}:{}: seq_len and seq_len_kv must be positive",
                      path.string(), number);
         shapes.push_back(shape);

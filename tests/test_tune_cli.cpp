@@ -1,0 +1,61 @@
+// `mqajit tune` without a GPU: usage errors, the one-line no-GPU refusal, and the shape files it reads.
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "runtime/backend.hpp"
+#include "tests/support.hpp"
+#include "tools/common/shapes.hpp"
+
+using namespace mqajit;
+
+namespace {
+
+int tune(const std::string& arguments, std::string* output) {
+    return testing::run_command(testing::cli_path().string() + " tune " + arguments, output);
+}
+
+const std::string kUntunedGlm5 = std::string(MQAJIT_SOURCE_DIR) + "/tuning_db/configs/model_configs/glm5_untuned_mqa_logits.csv";
+
+}  // namespace
+
+TEST_CASE("tune cli: bad usage exits 2 and says what to give") {
+    std::string output;
+    CHECK(tune("", &output) == 2);
+    CHECK(output.find("either -i untuned.csv -o tuned.csv, or --run-config") != std::string::npos);
+    CHECK(tune("-i " + kUntunedGlm5, &output) == 2);
+    CHECK(output.find("needs both") != std::string::npos);
+    CHECK(tune("-i a.csv -o b.csv --run-config c.csv", &output) == 2);
+    CHECK(tune("-i a.csv -o b.csv --runs 10", &output) == 2);  // fewer than 50 timed runs
+}
+
+TEST_CASE("tune cli: without a GPU it refuses in one line and writes nothing") {
+    if (backend_for(Vendor::nvidia).driver_status().available) {
+        MESSAGE("a GPU is present: the no-GPU refusal is not exercised here");
+        return;
+    }
+    testing::TempDir dir("tune");
+    const auto out = dir.path() / "tuned.csv";
+    std::string output;
+    CHECK(tune("-i " + kUntunedGlm5 + " -o " + out.string(), &output) == 1);
+    CHECK(output.find("tuning needs a GPU") != std::string::npos);
+    CHECK(!std::filesystem::exists(out));
+    CHECK(tune("--run-config " + kUntunedGlm5, &output) == 1);
+}
+
+TEST_CASE("tune: the shipped untuned files name 24 GLM-5 and 21 DeepSeek-V3.2 shapes for sm_90a") {
+    const auto glm5 = tools::read_shapes_csv(kUntunedGlm5);
+    REQUIRE(glm5.size() == 24);
+    for (const auto& s : glm5) {
+        CHECK(s.arch == "sm_90a");
+        CHECK(s.cu_num == 132);
+        CHECK(s.heads == 32);
+        CHECK(s.head_dim == 128);
+    }
+    CHECK(glm5.size() == tools::glm5_shapes().size());
+    const auto deepseek = tools::read_shapes_csv(std::string(MQAJIT_SOURCE_DIR) +
+                                                 "/tuning_db/configs/model_configs/deepseek_v32_untuned_mqa_logits.csv");
+    CHECK(deepseek.size() == tools::deepseek_v32_shapes().size());
+    for (const auto& s : deepseek) CHECK(s.heads == 64);
+}

@@ -1,0 +1,177 @@
+// mqajit tune -i untuned.csv -o tuned.csv: tunes each shape on the live GPU (every candidate
+// verified against the reference before it is timed) and writes each finished row at once to the
+// output CSV and the user database, so an interrupt loses nothing finished.
+// mqajit tune --run-config tuned.csv: re-checks and re-times every row of a tuned table.
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "core/check.hpp"
+#include "core/settings.hpp"
+#include "runtime/backend.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/common/shapes.hpp"
+#include "tools/common/tuner.hpp"
+#include "tuning_db/csv.hpp"
+#include "tuning_db/tuning_db.hpp"
+
+namespace mqajit::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_interrupt(int) { g_interrupted.store(true); }
+
+struct TuneOptions {
+    std::string input, output, run_config, db;
+    std::string devices = "0";
+    int runs = 50;
+    bool force = false;
+};
+
+Device& live_device() {
+    Backend& backend = backend_for(Vendor::nvidia);
+    const DriverStatus status = backend.driver_status();
+    MQAJIT_CHECK_KIND(unsupported, status.available, "tuning needs a GPU: {}", status.message);
+    return *backend.current_device();
+}
+
+tools::TuneSettings settings_for(Device& device, int runs) {
+    const Compiler& compiler = backend_for(Vendor::nvidia).compiler();
+    return tools::TuneSettings{.timed_runs = runs, .warmup_runs = 5,
+                               .compiler_version = fmt::format("{} {}", compiler.name(), compiler.version()),
+                               .driver_version = device.driver_version(), .interrupted = &g_interrupted};
+}
+
+// One line per event off a terminal; an in-place progress bar with ETA on one.
+class Progress {
+public:
+    explicit Progress(std::size_t total) : total_(total), terminal_(isatty(STDOUT_FILENO) != 0) {}
+    void shape_done(std::size_t done, const std::string& what) {
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+        const double eta = done ? elapsed / static_cast<double>(done) * static_cast<double>(total_ - done) : 0.0;
+        if (terminal_) {
+            const std::size_t filled = total_ ? 30 * done / total_ : 30;
+            fmt::print("\r[{:<30}] {}/{} shapes, ETA {:.0f} s  {}\x1b[K", std::string(filled, '#'), done, total_, eta, what);
+            if (done == total_) fmt::print("\n");
+        } else {
+            fmt::print("[{}/{}] {} (ETA {:.0f} s)\n", done, total_, what, eta);
+        }
+        std::fflush(stdout);
+    }
+    void detail(const std::string& line) {
+        if (!terminal_) fmt::print("    {}\n", line);
+    }
+
+private:
+    std::size_t total_;
+    bool terminal_;
+    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+int run_tune(const TuneOptions& o) {
+    MQAJIT_CHECK(o.devices == "0", "--devices {}: only one GPU (device 0) is supported so far", o.devices);
+    Device& device = live_device();
+    const tools::TuneSettings settings = settings_for(device, o.runs);
+    const std::string arch = Arch::parse(device.arch()).name;
+
+    std::vector<tools::BenchShape> shapes = tools::read_shapes_csv(o.input);
+    for (const tools::BenchShape& s : shapes) {
+        MQAJIT_CHECK(s.arch.empty() || Arch::parse(s.arch).name == arch,
+                     "{} asks for arch {}, but this GPU is {}; tune on that GPU", o.input, s.arch, arch);
+        MQAJIT_CHECK(s.cu_num == 0 || s.cu_num == device.multiprocessor_count(),
+                     "{} asks for cu_num {}, but this GPU has {} SMs", o.input, s.cu_num, device.multiprocessor_count());
+    }
+
+    std::vector<TunedRow> output_rows;
+    if (std::filesystem::exists(o.output)) output_rows = tuning::read_csv_file(o.output).rows;
+    auto already_tuned = [&](const tools::BenchShape& s) {
+        return std::any_of(output_rows.begin(), output_rows.end(), [&](const TunedRow& r) {
+            return r.key.arch == arch && r.key.cu_num == device.multiprocessor_count() && r.key.heads == s.heads &&
+                   r.key.head_dim == s.head_dim && r.key.seq_len == s.seq_len && r.key.seq_len_kv == s.seq_len_kv &&
+                   r.compiler_version == settings.compiler_version && r.driver_version == settings.driver_version;
+        });
+    };
+    std::unique_ptr<TuningDb> own_db;
+    if (!o.db.empty()) own_db = std::make_unique<TuningDb>(std::nullopt, o.db);
+    TuningDb& db = own_db ? *own_db : TuningDb::instance();
+
+    std::signal(SIGINT, on_interrupt);
+    Progress progress(shapes.size());
+    std::size_t done = 0;
+    for (const tools::BenchShape& s : shapes) {
+        const std::string label = fmt::format("H={} D={} S={} N={}", s.heads, s.head_dim, s.seq_len, s.seq_len_kv);
+        if (!o.force && already_tuned(s)) {
+            progress.shape_done(++done, label + ": already tuned with this compiler and driver (--force retunes)");
+            continue;
+        }
+        const tools::ShapeResult result =
+            tools::tune_shape(device, s, settings, [&](const std::string& line) { progress.detail(line); });
+        if (!result.complete) break;
+        std::erase_if(output_rows, [&](const TunedRow& r) { return r.key == result.row.key; });
+        output_rows.push_back(result.row);
+        tuning::write_csv_file(o.output, output_rows);  // NOTES: atomic replace after every shape
+        db.insert(result.row);
+        progress.shape_done(++done, fmt::format("{}: {} {:.1f} us", label, result.row.variant, result.row.us));
+    }
+    if (g_interrupted.load()) {
+        fmt::print("\ninterrupted: {} of {} shapes done, every finished row is in {}\n", done, shapes.size(), o.output);
+        return 130;
+    }
+    return kOk;
+}
+
+int run_config_check(const TuneOptions& o) {
+    Device& device = live_device();
+    const tools::TuneSettings settings = settings_for(device, o.runs);
+    const std::string arch = Arch::parse(device.arch()).name;
+    const tuning::CsvRows table = tuning::read_csv_file(o.run_config);
+    for (const auto& problem : table.problems) fmt::print("{}: skipped: {}\n", problem.place, problem.message);
+    int failures = static_cast<int>(table.problems.size()), checked = 0;
+    for (const TunedRow& row : table.rows) {
+        if (row.key.arch != arch || row.key.cu_num != device.multiprocessor_count()) continue;
+        ++checked;
+        const tools::RecheckResult r = tools::recheck_row(device, row, settings);
+        const bool drifted = r.verified && std::abs(r.drift) > 0.10;
+        if (!r.verified || drifted) ++failures;
+        fmt::print("{} {} S={} N={} {}: {}\n", row.origin, row.key.heads, row.key.seq_len, row.key.seq_len_kv,
+                   row.variant,
+                   !r.verified ? "CHECK FAILED " + r.problem
+                               : fmt::format("{:.1f} us vs recorded {:.1f} ({:+.0f}%){}", r.measured_us, row.us,
+                                             100 * r.drift, drifted ? " OFF BY MORE THAN 10%" : ""));
+    }
+    fmt::print("{} row(s) for {} with {} SMs checked, {} problem(s)\n", checked, arch, device.multiprocessor_count(),
+               failures);
+    return failures ? kCheckFailed : kOk;
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app, CommandContext& context) {
+    auto options = std::make_shared<TuneOptions>();
+    CLI::App* command = app.add_subcommand("tune", "Tune shapes on the live GPU, or re-check a tuned table");
+    command->add_option("-i,--input", options->input, "Untuned CSV (seq_len,seq_len_kv[,heads,head_dim,cu_num,gfx])");
+    command->add_option("-o,--output", options->output, "Tuned CSV to write (rows are added as they finish)");
+    command->add_option("--run-config", options->run_config, "Re-check and re-time every row of this tuned CSV");
+    command->add_option("--db", options->db, "User database to write (default: MQAJIT_TUNING_DB)");
+    command->add_option("--devices", options->devices, "GPUs to use (only 0 so far)");
+    command->add_option("--runs", options->runs, "Timed runs per candidate (median)")->check(CLI::Range(50, 100000));
+    command->add_flag("--force", options->force, "Retune shapes already tuned with this compiler and driver");
+    command->callback([options, &context] {
+        const bool tuning = !options->input.empty() || !options->output.empty();
+        MQAJIT_CHECK(tuning != !options->run_config.empty(),
+                     "give either -i untuned.csv -o tuned.csv, or --run-config tuned.csv");
+        MQAJIT_CHECK(!tuning || (!options->input.empty() && !options->output.empty()),
+                     "tuning needs both -i untuned.csv and -o tuned.csv");
+        context.exit_code = tuning ? run_tune(*options) : run_config_check(*options);
+    });
+}
+
+}  // namespace mqajit::cli

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "codegen/family_support.hpp"
 #include "codegen/families.hpp"
 #include "codegen/grid_plan.hpp"
 #include "codegen/gfx9_family.hpp"
@@ -32,10 +33,6 @@ constexpr MfmaInstruction kInstructions[] = {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-std::string kernel_name(const Variant& v, int heads, int head_dim) {
-    return fmt::format("mqa_logits_{}_h{}_d{}", v.name(), heads, head_dim);
-}
-
 void check_generatable(const Variant& v, int heads, int head_dim, const Arch& arch) {
     MQAJIT_CHECK_KIND(internal, v.op == MatrixOp::mfma, "the mfma family was asked to generate {}", v.name());
     MQAJIT_CHECK_KIND(unsupported, arch.vendor == Vendor::amd && (arch.number == 942 || arch.number == 950),
@@ -57,19 +54,6 @@ void check_generatable(const Variant& v, int heads, int head_dim, const Arch& ar
                       v.name());
 }
 
-// Every Q and KV row is read in 16-byte loads.
-void check_alignment(const MqaLogitsParams& params) {
-    const auto aligned = [](const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; };
-    MQAJIT_CHECK(aligned(params.q) && params.q_stride_s % 16 == 0,
-                 "q must start on a 16-byte boundary with a row stride that is a multiple of 16 bytes for the "
-                 "mfma kernels (stride {}); pad or copy q",
-                 params.q_stride_s);
-    MQAJIT_CHECK(aligned(params.kv) && params.kv_stride_n % 16 == 0,
-                 "kv must start on a 16-byte boundary with a row stride that is a multiple of 16 bytes for the "
-                 "mfma kernels (stride {}); pad or copy kv",
-                 params.kv_stride_n);
-}
-
 std::size_t lds_bytes(const Variant& v, int heads, int head_dim) {
     return static_cast<std::size_t>(mqa_gfx9::gfx9_lds_bytes(heads, head_dim, v.bkv, v.rows, v.warps, v.stages));
 }
@@ -82,7 +66,7 @@ public:
     GeneratedKernel generate(const Variant& v, int heads, int head_dim, const Arch& arch) const override {
         check_generatable(v, heads, head_dim, arch);
         GeneratedKernel kernel;
-        kernel.kernel_name = kernel_name(v, heads, head_dim);
+        kernel.kernel_name = generated_kernel_name(v, heads, head_dim);
         kernel.source = fmt::format(
             "// mqajit generated: variant {}, heads {}, head_dim {}, arch {}\n"
             "#include \"gfx9_mqa_logits.cuh\"\n"
@@ -99,7 +83,7 @@ public:
 
     LaunchPlan plan(const Variant& v, const ProblemShape& shape, Device& device,
                     MqaLogitsParams& params) const override {
-        check_alignment(params);
+        check_row_alignment(params, "mfma");
         const std::size_t lds = lds_bytes(v, shape.heads, shape.head_dim);
         MQAJIT_CHECK_KIND(unsupported, lds <= device.max_shared_bytes_per_block(),
                           "variant {} needs {} B of LDS; the device allows {} B per block (lower lds, bkv, r or w)",

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "codegen/families.hpp"
+#include "codegen/family_support.hpp"
 #include "codegen/grid_plan.hpp"
 #include "codegen/templates.hpp"
 #include "codegen/templates/sm80_mqa_logits.cuh"
@@ -24,10 +25,6 @@ constexpr int kUnitsPerMultiprocessor = 2;   // (q-block, KV split) CTAs the spl
 constexpr std::int64_t kMaxGridY = 65535;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
-std::string kernel_name(const Variant& v, int heads, int head_dim) {
-    return fmt::format("mqa_logits_{}_h{}_d{}", v.name(), heads, head_dim);
-}
 
 // The template's compile-time rules, as errors that say what to change instead of NVRTC's.
 void check_generatable(const Variant& v, int heads, int head_dim, const Arch& arch) {
@@ -60,19 +57,6 @@ void check_generatable(const Variant& v, int heads, int head_dim, const Arch& ar
                       v.name(), heads, accumulators, kMaxAccumulatorsPerPass);
 }
 
-// cp.async moves 16-byte chunks, so every Q and KV row must start on a 16-byte boundary.
-void check_alignment(const MqaLogitsParams& params) {
-    const auto aligned = [](const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; };
-    MQAJIT_CHECK(aligned(params.q) && params.q_stride_s % 16 == 0,
-                 "q must start on a 16-byte boundary with a row stride that is a multiple of 16 bytes for the "
-                 "mma kernels (stride {}); pad or copy q",
-                 params.q_stride_s);
-    MQAJIT_CHECK(aligned(params.kv) && params.kv_stride_n % 16 == 0,
-                 "kv must start on a 16-byte boundary with a row stride that is a multiple of 16 bytes for the "
-                 "mma kernels (stride {}); pad or copy kv",
-                 params.kv_stride_n);
-}
-
 class Sm80MmaFamily final : public KernelFamily {
 public:
     std::string name() const override { return "sm80_mqa_logits"; }
@@ -81,7 +65,7 @@ public:
     GeneratedKernel generate(const Variant& v, int heads, int head_dim, const Arch& arch) const override {
         check_generatable(v, heads, head_dim, arch);
         GeneratedKernel kernel;
-        kernel.kernel_name = kernel_name(v, heads, head_dim);
+        kernel.kernel_name = generated_kernel_name(v, heads, head_dim);
         kernel.source = fmt::format(
             "// mqajit generated: variant {}, heads {}, head_dim {}, arch {}\n"
             "#include \"sm80_mqa_logits.cuh\"\n"
@@ -98,7 +82,7 @@ public:
 
     LaunchPlan plan(const Variant& v, const ProblemShape& shape, Device& device,
                     MqaLogitsParams& params) const override {
-        check_alignment(params);
+        check_row_alignment(params, "mma");
         const std::size_t smem = sm80_shared_bytes(v, shape.heads, shape.head_dim);
         MQAJIT_CHECK_KIND(unsupported, smem <= device.max_shared_bytes_per_block(),
                           "variant {} needs {} B of shared memory; the device allows {} B per block (lower lds, "

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "codegen/family_support.hpp"
 #include "codegen/families.hpp"
 #include "codegen/templates.hpp"
 #include "codegen/templates/mqa_logits_params.cuh"
@@ -21,10 +22,6 @@ std::size_t sm90_shared_bytes(const Variant& v, int heads, int head_dim) {
     return static_cast<std::size_t>(wgmma_shared_bytes(v, heads, head_dim));
 }
 
-std::string kernel_name(const Variant& v, int heads, int head_dim) {
-    return fmt::format("mqa_logits_{}_h{}_d{}", v.name(), heads, head_dim);
-}
-
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 class Sm90WgmmaFamily final : public KernelFamily {
@@ -36,7 +33,7 @@ public:
         MQAJIT_CHECK_KIND(unsupported, arch.vendor == Vendor::nvidia && arch.number == 90 && arch.arch_specific,
                           "variant {} uses wgmma, which needs sm_90a; the target is {}", v.name(), arch.name);
         GeneratedKernel kernel;
-        kernel.kernel_name = kernel_name(v, heads, head_dim);
+        kernel.kernel_name = generated_kernel_name(v, heads, head_dim);
         kernel.source = fmt::format(
             "// mqajit generated: variant {}, heads {}, head_dim {}, arch {}\n"
             "#include \"sm90_mqa_logits.cuh\"\n"

@@ -1,0 +1,27 @@
+#include "codegen/family_support.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+
+#include "core/check.hpp"
+
+namespace mqajit {
+
+std::string generated_kernel_name(const Variant& variant, int heads, int head_dim) {
+    return fmt::format("mqa_logits_{}_h{}_d{}", variant.name(), heads, head_dim);
+}
+
+void check_row_alignment(const MqaLogitsParams& params, std::string_view kernels) {
+    const auto aligned = [](const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; };
+    MQAJIT_CHECK(aligned(params.q) && params.q_stride_s % 16 == 0,
+                 "q must start on a 16-byte boundary with a row stride that is a multiple of 16 bytes for the "
+                 "{} kernels (stride {}); pad or copy q",
+                 kernels, params.q_stride_s);
+    MQAJIT_CHECK(aligned(params.kv) && params.kv_stride_n % 16 == 0,
+                 "kv must start on a 16-byte boundary with a row stride that is a multiple of 16 bytes for the "
+                 "{} kernels (stride {}); pad or copy kv",
+                 kernels, params.kv_stride_n);
+}
+
+}  // namespace mqajit

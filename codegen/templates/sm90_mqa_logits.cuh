@@ -11,6 +11,7 @@
 #include "mqa_logits_params.cuh"
 #include "sm90_primitives.cuh"
 #include "sm90_wgmma.cuh"
+#include "sm90_epilogue.cuh"
 
 namespace mqa_sm90 {
 
@@ -27,7 +28,6 @@ struct Sm90Config {
     static constexpr int kMTiles = kBlockKv / 64;    // m64 wgmmas per stage
     static constexpr int kKSteps = kHeadDim / 32;
     static constexpr int kNBlocks = kN / 8;
-    static constexpr int kOwnRows = (kRows + 3) / 4; // query rows whose stores one lane makes
     static constexpr int kThreads = (kMathGroups + 1) * 128;
 
     static constexpr u32 kKvStageBytes = kBlockKv * kHeadDim;
@@ -162,14 +162,6 @@ __device__ __forceinline__ void produce(const MqaLogitsParams& p, const SharedLa
     }
 }
 
-__device__ __forceinline__ void store_logit(const MqaLogitsParams& p, int row, int col, float value, int start,
-                                            int end) {
-    if (col < p.seq_len_kv) {
-        if (p.clean_logits && (col < start || col >= end)) value = -__int_as_float(0x7f800000);
-        p.logits[static_cast<long long>(row) * p.logits_stride_s + col] = value;
-    }
-}
-
 // Writes -inf to the unit's columns outside its computed tiles; math threads share the work.
 template <class C>
 __device__ __forceinline__ void fill_uncomputed(const MqaLogitsParams& p, const Unit& unit, int math_thread) {
@@ -242,10 +234,11 @@ __device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLa
     const int group_row = lane / 4;   // accumulator row inside the warp's 16
     const int quad_lane = lane % 4;   // which column pair of each 8-column block
     const int math_thread = math_group * 128 + threadIdx.x % 128;
+    using Reduction = QuadReduction<C::kRows>;
 
     float acc[C::kMTiles][C::kN / 2];
     ThreadWeights<C> weights;
-    int own_start[C::kOwnRows], own_end[C::kOwnRows];
+    OwnedResults<C::kRows> owned;
 
     u32 tile_counter = 0, q_counter = 0;
     for (int unit_index = blockIdx.x; unit_index < num_units<C>(p); unit_index += gridDim.x) {
@@ -254,21 +247,20 @@ __device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLa
         if (unit.tile_end == unit.tile_begin) continue;
 
         weights.load(p, unit, quad_lane, smem.weights, math_group);
-#pragma unroll
-        for (int k = 0; k < C::kOwnRows; ++k) {
-            const int row = unit.first_row + 4 * k + quad_lane;
-            const bool valid = 4 * k + quad_lane < C::kRows && row < p.seq_len;
-            own_start[k] = valid ? clamp_index(p.cu_starts[row], 0, p.seq_len_kv) : 0;
-            own_end[k] = valid ? clamp_index(p.cu_ends[row], 0, p.seq_len_kv) : 0;
-        }
+        owned.load(p, unit.first_row, quad_lane);
 
         const u32 q_buffer = q_counter % C::kQBuffers;
         barrier_wait(smem.q_full + q_buffer, (q_counter / C::kQBuffers) & 1);
         const unsigned char* q_tile = smem.q_tiles + q_buffer * C::kQBufferBytes;
 
-        for (int tile = unit.tile_begin; tile < unit.tile_end; ++tile, ++tile_counter) {
-            if (static_cast<int>(tile_counter % C::kMathGroups) != math_group) continue;
-            const u32 stage = tile_counter % C::kStages;
+        // Tiles go to the math warpgroups in turn, counted across units: this group's first one here.
+        const int unit_tiles = unit.tile_end - unit.tile_begin;
+        const int first_own = static_cast<int>((static_cast<u32>(math_group) + C::kMathGroups -
+                                                tile_counter % C::kMathGroups) % C::kMathGroups);
+        for (int t = first_own; t < unit_tiles; t += C::kMathGroups) {
+            const u32 counter = tile_counter + t;
+            const int tile = unit.tile_begin + t;
+            const u32 stage = counter % C::kStages;
             const unsigned char* kv_tile = smem.kv_tiles + stage * C::kKvStageBytes;
 
             float scale[C::kMTiles][2];
@@ -279,7 +271,7 @@ __device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLa
                 scale[m][1] = col + 8 < p.seq_len_kv ? p.kv_scales[col + 8] : 0.f;
             }
 
-            barrier_wait(smem.kv_full + stage, (tile_counter / C::kStages) & 1);
+            barrier_wait(smem.kv_full + stage, (counter / C::kStages) & 1);
             wgmma_fence();
 #pragma unroll
             for (int k = 0; k < C::kKSteps; ++k) {
@@ -302,37 +294,26 @@ __device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLa
 
 #pragma unroll
             for (int m = 0; m < C::kMTiles; ++m) {
-                float low[C::kRows], high[C::kRows];
+                float sums[2 * C::kRows];  // [row * 2 + half]
 #pragma unroll
-                for (int r = 0; r < C::kRows; ++r) low[r] = high[r] = 0.f;
+                for (int i = 0; i < 2 * C::kRows; ++i) sums[i] = 0.f;
 #pragma unroll
                 for (int block = 0; block < C::kNBlocks; ++block) {
                     const int r = block * 8 / C::kHeads;
                     const float2 w = weights.get(block);
-                    low[r] = fmaf(w.x, fmaxf(acc[m][block * 4 + 0], 0.f), low[r]);
-                    low[r] = fmaf(w.y, fmaxf(acc[m][block * 4 + 1], 0.f), low[r]);
-                    high[r] = fmaf(w.x, fmaxf(acc[m][block * 4 + 2], 0.f), high[r]);
-                    high[r] = fmaf(w.y, fmaxf(acc[m][block * 4 + 3], 0.f), high[r]);
+                    sums[2 * r] = fmaf(w.x, fmaxf(acc[m][block * 4 + 0], 0.f), sums[2 * r]);
+                    sums[2 * r] = fmaf(w.y, fmaxf(acc[m][block * 4 + 1], 0.f), sums[2 * r]);
+                    sums[2 * r + 1] = fmaf(w.x, fmaxf(acc[m][block * 4 + 2], 0.f), sums[2 * r + 1]);
+                    sums[2 * r + 1] = fmaf(w.y, fmaxf(acc[m][block * 4 + 3], 0.f), sums[2 * r + 1]);
                 }
+                reduce_quad<C::kRows>(sums, quad_lane);
+                const int base_col = tile * C::kBlockKv + m * 64 + warp_in_group * 16 + group_row;
 #pragma unroll
-                for (int r = 0; r < C::kRows; ++r) {
-                    low[r] += __shfl_xor_sync(0xffffffffu, low[r], 1);
-                    low[r] += __shfl_xor_sync(0xffffffffu, low[r], 2);
-                    high[r] += __shfl_xor_sync(0xffffffffu, high[r], 1);
-                    high[r] += __shfl_xor_sync(0xffffffffu, high[r], 2);
-                }
-                const int col = tile * C::kBlockKv + m * 64 + warp_in_group * 16 + group_row;
-#pragma unroll
-                for (int r = 0; r < C::kRows; ++r) {
-                    const int row = unit.first_row + r;
-                    if ((r & 3) == quad_lane && row < p.seq_len) {
-                        const int start = own_start[r / 4], end = own_end[r / 4];
-                        store_logit(p, row, col, low[r] * scale[m][0], start, end);
-                        store_logit(p, row, col + 8, high[r] * scale[m][1], start, end);
-                    }
-                }
+                for (int k = 0; k < Reduction::kHeld; ++k)
+                    owned.store(p, k, base_col, sums[k] * (owned.half[k] ? scale[m][1] : scale[m][0]));
             }
         }
+        tile_counter += unit_tiles;
         __syncwarp();
         if (lane == 0) barrier_arrive(smem.q_empty + q_buffer);
         ++q_counter;

@@ -1,0 +1,87 @@
+#pragma once
+// The head-sum epilogue of the sm90 family, after the wgmma accumulators of one 64-row KV slice are
+// ready. A lane's accumulators hold two KV columns (its accumulator row and row + 8) for every
+// (query row, head) column pair it owns; the four lanes of a quad own the other heads.
+//
+// Per lane: relu, weight and sum over its heads into one partial sum per (query row, half), where
+// half 0 is KV column `col` and half 1 is `col + 8`. The quad then reduces by recursive halving:
+// at each of the two exchange steps a lane keeps half of its partial sums and adds its partner's
+// copy of that half, so every lane ends up owning whole results (one shuffle per kept value instead
+// of a full butterfly per value) and every lane stores without divergence.
+
+#include "sm90_primitives.cuh"
+
+namespace mqa_sm90 {
+
+template <int kRows>
+struct QuadReduction {
+    static constexpr int kItems = 2 * kRows;                   // partial sums per lane: item = row * 2 + half
+    static constexpr int kHeld = kItems >= 4 ? kItems / 4 : 1;  // whole results per lane afterwards
+
+    // The item that held result `k` of lane `quad_lane` stands for.
+    __device__ __forceinline__ static int item(int k, int quad_lane) {
+        const int upper_a = (quad_lane >> 1) & 1, upper_b = quad_lane & 1;
+        if constexpr (kItems >= 4) return k + upper_b * (kItems / 4) + upper_a * (kItems / 2);
+        return upper_a;
+    }
+    // With one query row and two items, lanes q and q^1 end up with the same value: one stores.
+    __device__ __forceinline__ static bool stores(int quad_lane) { return kItems >= 4 || (quad_lane & 1) == 0; }
+};
+
+// Lanes L and L ^ mask swap halves: each keeps one half of its n partial sums, adding the partner's.
+template <int n>
+__device__ __forceinline__ void exchange_halves(float* sums, int mask, bool upper) {
+#pragma unroll
+    for (int j = 0; j < n / 2; ++j) {
+        const float send = upper ? sums[j] : sums[j + n / 2];
+        const float keep = upper ? sums[j + n / 2] : sums[j];
+        sums[j] = keep + __shfl_xor_sync(0xffffffffu, send, mask);
+    }
+}
+
+template <int kRows>
+__device__ __forceinline__ void reduce_quad(float (&sums)[2 * kRows], int quad_lane) {
+    constexpr int kItems = 2 * kRows;
+    exchange_halves<kItems>(sums, 2, (quad_lane & 2) != 0);
+    if constexpr (kItems / 2 >= 2) {
+        exchange_halves<kItems / 2>(sums, 1, (quad_lane & 1) != 0);
+    } else {
+        sums[0] += __shfl_xor_sync(0xffffffffu, sums[0], 1);
+    }
+}
+
+// Where one lane's results of a q-block go: the output row of each held result and its window.
+template <int kRows>
+struct OwnedResults {
+    using R = QuadReduction<kRows>;
+    float* row_start[R::kHeld];  // null when the row is past seq_len
+    int half[R::kHeld];          // 0: KV column col, 1: col + 8
+    int window_begin[R::kHeld];
+    int window_end[R::kHeld];
+
+    __device__ __forceinline__ void load(const MqaLogitsParams& p, int first_row, int quad_lane) {
+#pragma unroll
+        for (int k = 0; k < R::kHeld; ++k) {
+            const int item = R::item(k, quad_lane);
+            const int row = first_row + item / 2;
+            half[k] = item % 2;
+            const bool valid = R::stores(quad_lane) && row < p.seq_len;
+            row_start[k] = valid ? p.logits + static_cast<long long>(row) * p.logits_stride_s : nullptr;
+            const int begin = valid ? p.cu_starts[row] : 0;
+            const int end = valid ? p.cu_ends[row] : 0;
+            window_begin[k] = begin < 0 ? 0 : begin;
+            window_end[k] = end > p.seq_len_kv ? p.seq_len_kv : end;
+        }
+    }
+
+    // Stores result k for KV column base_col + 8 * half; value is already scaled.
+    __device__ __forceinline__ void store(const MqaLogitsParams& p, int k, int base_col, float value) const {
+        const int col = base_col + 8 * half[k];
+        if (row_start[k] != nullptr && col < p.seq_len_kv) {
+            if (p.clean_logits && (col < window_begin[k] || col >= window_end[k])) value = -__int_as_float(0x7f800000);
+            row_start[k][col] = value;
+        }
+    }
+};
+
+}  // namespace mqa_sm90

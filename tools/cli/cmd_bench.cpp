@@ -127,9 +127,11 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
                     }
                 }
             }
-            rows.push_back({{"heads", s.heads}, {"head_dim", s.head_dim}, {"seq_len", s.seq_len},
+            rows.push_back({{"arch", Arch::parse(device.arch()).name}, {"cu_num", device.multiprocessor_count()},
+                            {"heads", s.heads}, {"head_dim", s.head_dim}, {"seq_len", s.seq_len},
                             {"seq_len_kv", s.seq_len_kv}, {"kernel", kernel}, {"reason", reason}, {"variants_us", per_variant},
-                            {"us", chosen.median_us}, {"min_us", chosen.min_us}, {"tflops", flops / chosen.median_us * 1e-6},
+                            {"us", chosen.median_us}, {"min_us", chosen.min_us}, {"flops", flops},
+                            {"tflops", flops / chosen.median_us * 1e-6},
                             {"baseline_us", baseline.median_us}, {"floor_us", floor}, {"runs", chosen.runs},
                             {"checked", options->check}, {"check_failed", !verdict.empty()}});
             if (!options->json) {

@@ -1,6 +1,7 @@
 // mqajit tune -i untuned.csv -o tuned.csv: tunes each shape on the live GPU (every candidate
 // verified against the reference before it is timed) and writes each finished row at once to the
 // output CSV and the user database, so an interrupt loses nothing finished.
+// mqajit tune ... --devices 0,1,...: one worker process per GPU, their rows merged at the end.
 // mqajit tune --run-config tuned.csv: re-checks and re-times every row of a tuned table.
 
 #include <fmt/format.h>
@@ -12,12 +13,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "core/check.hpp"
 #include "core/settings.hpp"
 #include "runtime/backend.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/common/shapes.hpp"
+#include "tools/common/tune_workers_plan.hpp"
+#include "tools/common/tune_workers_spawn.hpp"
 #include "tools/common/tuner.hpp"
 #include "tuning_db/csv.hpp"
 #include "tuning_db/tuning_db.hpp"
@@ -76,8 +80,87 @@ private:
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+// Removes the workers' scratch folder however the run ends; the merge has taken what it holds.
+struct ScratchDir {
+    std::filesystem::path path;
+    explicit ScratchDir(std::filesystem::path p) : path(std::move(p)) { std::filesystem::create_directories(path); }
+    ~ScratchDir() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path, ignored);
+    }
+    ScratchDir(const ScratchDir&) = delete;
+    ScratchDir& operator=(const ScratchDir&) = delete;
+};
+
+// Tunes on several GPUs: one worker process per GPU (this program, `tune` on its share of the
+// shapes with CUDA_VISIBLE_DEVICES showing it one GPU), each writing its own CSV and the shared
+// user database; the workers' CSVs are then merged into the output.
+int run_tune_workers(const TuneOptions& o, const std::vector<int>& devices) {
+    const std::vector<tools::BenchShape> shapes = tools::read_shapes_csv(o.input);
+    const std::optional<std::string> inherited = tools::inherited_environment("CUDA_VISIBLE_DEVICES");
+    const std::filesystem::path output = std::filesystem::absolute(o.output);
+    const ScratchDir scratch(output.parent_path() / fmt::format(".{}.workers-{}", output.filename().string(), getpid()));
+    const auto parts = tools::split_round_robin(shapes, devices.size());
+
+    std::vector<tools::WorkerSpec> workers;
+    std::vector<std::pair<std::filesystem::path, const std::vector<tools::BenchShape>*>> worker_csvs;
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+        if (parts[i].empty()) continue;
+        const auto part_csv = scratch.path / fmt::format("gpu{}_untuned.csv", devices[i]);
+        const auto worker_csv = scratch.path / fmt::format("gpu{}_tuned.csv", devices[i]);
+        tools::write_shapes_csv(part_csv, parts[i]);
+        // NOTES: the worker starts from the output's rows, so it skips shapes already tuned with its
+        // compiler and driver exactly as the single-GPU path does.
+        if (std::filesystem::exists(output)) std::filesystem::copy_file(output, worker_csv);
+        std::vector<std::string> argv = {tools::self_executable(), "tune", "-i", part_csv.string(), "-o",
+                                         worker_csv.string(), "--devices", "0", "--runs", std::to_string(o.runs)};
+        if (!o.db.empty()) argv.insert(argv.end(), {"--db", std::filesystem::absolute(o.db).string()});
+        if (o.force) argv.push_back("--force");
+        workers.push_back({.label = fmt::format("GPU {}", devices[i]), .argv = std::move(argv),
+                           .environment = {{"CUDA_VISIBLE_DEVICES", tools::worker_visible_devices(devices[i], inherited)}}});
+        worker_csvs.emplace_back(worker_csv, &parts[i]);
+    }
+    fmt::print("tuning {} shape(s) with {} worker(s), one per GPU\n", shapes.size(), workers.size());
+    std::fflush(stdout);
+    const tools::WorkersResult result = tools::run_workers(workers);
+
+    std::vector<TunedRow> base, finished;
+    if (std::filesystem::exists(output)) base = tuning::read_csv_file(output).rows;
+    for (const auto& [csv, part] : worker_csvs) {
+        if (!std::filesystem::exists(csv)) continue;
+        const tuning::CsvRows table = tuning::read_csv_file(csv);
+        for (const auto& problem : table.problems) fmt::print("{}: skipped: {}\n", problem.place, problem.message);
+        const std::vector<TunedRow> own = tools::rows_for_shapes(table.rows, *part);
+        finished.insert(finished.end(), own.begin(), own.end());
+    }
+    // NOTES: new rows land in the order of the input file, as the single-GPU path writes them.
+    const std::vector<TunedRow> updates = tools::rows_for_shapes(finished, shapes);
+    const std::vector<TunedRow> merged = tools::merge_tuned_rows(base, updates);
+    if (merged.empty()) {
+        fmt::print("no worker tuned a shape; {} is not written\n", o.output);
+    } else {
+        tuning::write_csv_file(output, merged);
+        fmt::print("merged the workers' rows into {}: {} row(s), {} more than before\n", o.output, merged.size(),
+                   merged.size() - base.size());
+    }
+
+    int failed = 0;
+    for (const tools::WorkerOutcome& w : result.outcomes) {
+        if (w.exit_code == kOk || (result.interrupted && w.exit_code == 130)) continue;
+        ++failed;
+        fmt::print("{}: worker FAILED (exit {}): {}\n", w.label, w.exit_code, w.last_error);
+    }
+    if (result.interrupted) {
+        fmt::print("interrupted: every finished row is in {}\n", o.output);
+        return 130;
+    }
+    if (failed) fmt::print("{} of {} worker(s) failed; rows they finished are kept\n", failed, result.outcomes.size());
+    return failed ? kCheckFailed : kOk;
+}
+
 int run_tune(const TuneOptions& o) {
-    MQAJIT_CHECK(o.devices == "0", "--devices {}: only one GPU (device 0) is supported so far", o.devices);
+    const std::vector<int> devices = tools::parse_device_list(o.devices);
+    if (devices != std::vector<int>{0}) return run_tune_workers(o, devices);
     Device& device = live_device();
     const tools::TuneSettings settings = settings_for(device, o.runs);
     const std::string arch = Arch::parse(device.arch()).name;
@@ -161,7 +244,9 @@ void add_tune_command(CLI::App& app, CommandContext& context) {
     command->add_option("-o,--output", options->output, "Tuned CSV to write (rows are added as they finish)");
     command->add_option("--run-config", options->run_config, "Re-check and re-time every row of this tuned CSV");
     command->add_option("--db", options->db, "User database to write (default: MQAJIT_TUNING_DB)");
-    command->add_option("--devices", options->devices, "GPUs to use (only 0 so far)");
+    command->add_option("--devices", options->devices,
+                        "GPUs to use, e.g. 0,1,2,3: other than just 0, one worker process per GPU tunes a share "
+                        "of the shapes and the rows are merged");
     command->add_option("--runs", options->runs, "Timed runs per candidate (median)")->check(CLI::Range(50, 100000));
     command->add_flag("--force", options->force, "Retune shapes already tuned with this compiler and driver");
     command->callback([options, &context] {

@@ -20,5 +20,6 @@ void add_aot_command(CLI::App& app, CommandContext& context);        // cmd_aot.
 void add_demo_command(CLI::App& app, CommandContext& context);       // cmd_demo.cpp
 void add_bench_command(CLI::App& app, CommandContext& context);      // cmd_bench.cpp
 void add_tune_command(CLI::App& app, CommandContext& context);       // cmd_tune.cpp
+void add_report_command(CLI::App& app, CommandContext& context);     // cmd_report.cpp
 
 }  // namespace mqajit::cli

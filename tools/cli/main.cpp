@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
     add_demo_command(app, context);
     add_bench_command(app, context);
     add_tune_command(app, context);
+    add_report_command(app, context);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -1,0 +1,137 @@
+#include "tools/common/report_data.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/check.hpp"
+#include "tuning_db/csv.hpp"
+#include "variants/arch.hpp"
+
+namespace mqajit::tools {
+namespace {
+
+ShapeKey group_of(const ShapeKey& key) {
+    return ShapeKey{.arch = key.arch, .cu_num = key.cu_num, .heads = key.heads, .head_dim = key.head_dim};
+}
+
+std::string describe(const ShapeKey& group) {
+    return fmt::format("--arch {} --cu-num {} --heads {} --head-dim {}", group.arch, group.cu_num, group.heads,
+                       group.head_dim);
+}
+
+bool matches(const ShapeKey& key, const GroupFilter& filter, const std::optional<std::string>& arch) {
+    return (!arch || key.arch == *arch) && (!filter.cu_num || key.cu_num == *filter.cu_num) &&
+           (!filter.heads || key.heads == *filter.heads) && (!filter.head_dim || key.head_dim == *filter.head_dim);
+}
+
+// A member of a bench row: `what` names the file and row for the message.
+const nlohmann::json& member(const nlohmann::json& row, const char* name, const std::string& what) {
+    const auto it = row.find(name);
+    MQAJIT_CHECK(it != row.end(), "{} has no '{}'; write the file with `mqajit bench --variant all --json-file`", what,
+                 name);
+    return *it;
+}
+
+double positive_number(const nlohmann::json& value, const char* name, const std::string& what) {
+    MQAJIT_CHECK(value.is_number() && value.get<double>() > 0, "{}: '{}' is {}; it must be a positive number", what,
+                 name, value.dump());
+    return value.get<double>();
+}
+
+BenchRow parse_bench_row(const nlohmann::json& item, const std::string& what) {
+    BenchRow row;
+    row.arch = item.contains("arch") ? Arch::parse(item["arch"].get<std::string>()).name : "";
+    row.cu_num = item.value("cu_num", 0);
+    row.heads = member(item, "heads", what).get<int>();
+    row.head_dim = member(item, "head_dim", what).get<int>();
+    row.seq_len = member(item, "seq_len", what).get<std::int64_t>();
+    row.seq_len_kv = member(item, "seq_len_kv", what).get<std::int64_t>();
+    row.baseline_us = positive_number(member(item, "baseline_us", what), "baseline_us", what);
+    if (item.contains("flops")) {
+        row.flops = positive_number(item["flops"], "flops", what);
+    } else {
+        // NOTES: files written before bench recorded "flops" still give it as TFLOP/s x us.
+        row.flops = positive_number(member(item, "tflops", what), "tflops", what) *
+                    positive_number(member(item, "us", what), "us", what) * 1e6;
+    }
+    const nlohmann::json& variants = member(item, "variants_us", what);
+    MQAJIT_CHECK(variants.is_object(), "{}: 'variants_us' must map variant names to microseconds", what);
+    for (const auto& [name, us] : variants.items())
+        row.variants_us[name] = positive_number(us, name.c_str(), what);
+    return row;
+}
+
+}  // namespace
+
+TunedTable load_tuned_table(const std::filesystem::path& csv, const GroupFilter& filter) {
+    MQAJIT_CHECK_KIND(not_found, std::filesystem::is_regular_file(csv), "tuned table {} does not exist", csv.string());
+    const tuning::CsvRows table = tuning::read_csv_file(csv);
+    const std::optional<std::string> arch =
+        filter.arch ? std::optional<std::string>(Arch::parse(*filter.arch).name) : std::nullopt;
+
+    std::set<ShapeKey> all_groups, matching_groups;
+    for (const TunedRow& row : table.rows) {
+        all_groups.insert(group_of(row.key));
+        if (matches(row.key, filter, arch)) matching_groups.insert(group_of(row.key));
+    }
+    std::vector<std::string> listed;
+    for (const ShapeKey& g : all_groups) listed.push_back(describe(g));
+    MQAJIT_CHECK(!all_groups.empty(), "{} has no usable rows", csv.string());
+    MQAJIT_CHECK(!matching_groups.empty(), "{} has no rows for{}{}{}{}; it has: {}", csv.string(),
+                 arch ? " arch " + *arch : "", filter.cu_num ? fmt::format(" cu_num {}", *filter.cu_num) : "",
+                 filter.heads ? fmt::format(" heads {}", *filter.heads) : "",
+                 filter.head_dim ? fmt::format(" head_dim {}", *filter.head_dim) : "", fmt::join(listed, "; "));
+    if (matching_groups.size() > 1) {
+        std::vector<std::string> candidates;
+        for (const ShapeKey& g : matching_groups) candidates.push_back(describe(g));
+        MQAJIT_FAIL(invalid_argument, "{} holds {} tables; pick one with {}", csv.string(), matching_groups.size(),
+                    fmt::join(candidates, " or "));
+    }
+
+    TunedTable result{.source = csv, .group = *matching_groups.begin()};
+    for (const TunedRow& row : table.rows) {
+        if (group_of(row.key) == result.group) result.rows.push_back(row);
+    }
+    for (const tuning::RowProblem& problem : table.problems)
+        result.skipped.push_back(fmt::format("{}: {}", problem.place, problem.message));
+    return result;
+}
+
+std::optional<double> BenchRow::time_of(const std::string& kernel) const {
+    if (kernel == "baseline") return baseline_us;
+    const auto it = variants_us.find(kernel);
+    if (it == variants_us.end()) return std::nullopt;
+    return it->second;
+}
+
+std::vector<BenchRow> read_bench_json(const std::filesystem::path& json) {
+    std::ifstream file(json);
+    MQAJIT_CHECK_KIND(not_found, file.good(), "bench file {} cannot be opened", json.string());
+    nlohmann::json document;
+    try {
+        document = nlohmann::json::parse(file);
+    } catch (const nlohmann::json::exception& e) {
+        MQAJIT_FAIL(invalid_argument, "{} is not JSON ({}); give the file `mqajit bench --json-file` wrote",
+                    json.string(), e.what());
+    }
+    MQAJIT_CHECK(document.is_array(), "{} must hold an array of bench rows", json.string());
+
+    std::vector<BenchRow> rows;
+    for (std::size_t i = 0; i < document.size(); ++i) {
+        const nlohmann::json& item = document[i];
+        const std::string what = fmt::format("{} row {}", json.string(), i);
+        MQAJIT_CHECK(item.is_object(), "{} is not an object", what);
+        try {
+            rows.push_back(parse_bench_row(item, what));
+        } catch (const nlohmann::json::exception& e) {
+            MQAJIT_FAIL(invalid_argument, "{}: {}", what, e.what());
+        }
+    }
+    return rows;
+}
+
+}  // namespace mqajit::tools

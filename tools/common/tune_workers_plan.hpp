@@ -1,0 +1,44 @@
+#pragma once
+// `mqajit tune --devices 0,1,...`: the parts that need no GPU and no process. Which devices,
+// which shapes each worker tunes, the shape file a worker reads, and the merge of the workers'
+// tuned CSVs into the output table.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tools/common/shapes.hpp"
+#include "tuning_db/tuned_row.hpp"
+
+namespace mqajit::tools {
+
+// "0,1,3" -> {0, 1, 3}. Throws Error(invalid_argument) for an empty list, a non-number, a
+// negative ordinal or a repeated one.
+std::vector<int> parse_device_list(std::string_view text);
+
+// Deals `shapes` round robin onto `num_workers` parts (shape i goes to part i % num_workers), so
+// each part mixes small and large shapes; parts may be empty when there are fewer shapes.
+std::vector<std::vector<BenchShape>> split_round_robin(const std::vector<BenchShape>& shapes, std::size_t num_workers);
+
+// Writes shapes in the untuned-CSV layout read_shapes_csv reads back (gfx,cu_num,heads,head_dim,
+// seq_len,seq_len_kv; an unknown arch or cu_num stays empty / 0).
+void write_shapes_csv(const std::filesystem::path& path, const std::vector<BenchShape>& shapes);
+
+// One table with one row per shape key: each row of `base` then of `updates`, in that order,
+// replaces an earlier row of its key in place or is appended. Nothing else is dropped.
+std::vector<TunedRow> merge_tuned_rows(const std::vector<TunedRow>& base, const std::vector<TunedRow>& updates);
+
+// For each shape in order, the last of `rows` that tunes it (same heads, head_dim, seq_len and
+// seq_len_kv; arch and cu_num too where the shape names them). A worker's CSV also holds the copies
+// of the output's earlier rows it started from; picking its own shapes leaves those out, so a
+// stale copy never beats another worker's new row.
+std::vector<TunedRow> rows_for_shapes(const std::vector<TunedRow>& rows, const std::vector<BenchShape>& shapes);
+
+// The CUDA_VISIBLE_DEVICES value that shows a worker only the GPU `ordinal` of this process: the
+// ordinal itself, or the matching entry of the CUDA_VISIBLE_DEVICES this process inherited.
+// Throws Error(invalid_argument) when the inherited list has no such entry.
+std::string worker_visible_devices(int ordinal, const std::optional<std::string>& inherited);
+
+}  // namespace mqajit::tools

@@ -32,6 +32,8 @@ struct ResourceUsage {
     int vgpr_spills = -1;        // spilled VGPRs (a count, not bytes)
     int sgpr_spills = -1;        // spilled SGPRs
     int scratch_bytes = -1;      // private (scratch) memory per lane
+    // ptxas warned that it serialized wgmma.mma_async (C7518 and kin): the kernel lost its overlap.
+    bool wgmma_serialized = false;
     bool spills() const {
         return spill_store_bytes > 0 || spill_load_bytes > 0 || vgpr_spills > 0 || sgpr_spills > 0;
     }

@@ -47,7 +47,8 @@ nlohmann::json to_json(const DiskCacheMeta& meta) {
               {"sgprs", meta.usage.sgprs},
               {"vgpr_spills", meta.usage.vgpr_spills},
               {"sgpr_spills", meta.usage.sgpr_spills},
-              {"scratch_bytes", meta.usage.scratch_bytes}}},
+              {"scratch_bytes", meta.usage.scratch_bytes},
+              {"wgmma_serialized", meta.usage.wgmma_serialized}}},
             {"log", meta.log}};
 }
 
@@ -81,6 +82,7 @@ DiskCacheMeta meta_from_json(const nlohmann::json& json) {
     meta.usage.vgpr_spills = usage.value("vgpr_spills", -1);
     meta.usage.sgpr_spills = usage.value("sgpr_spills", -1);
     meta.usage.scratch_bytes = usage.value("scratch_bytes", -1);
+    meta.usage.wgmma_serialized = usage.value("wgmma_serialized", false);
     meta.log = field<std::string>(json, "log");
     return meta;
 }

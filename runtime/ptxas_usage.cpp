@@ -58,7 +58,11 @@ ResourceUsage parse_ptxas_usage(std::string_view log, std::string_view kernel_na
         const std::string_view line = log.substr(start, end - start);
         start = end + 1;
 
-        if (auto name = name_after(line, "Compiling entry function '", true)) {
+        if (line.find("wgmma.mma_async instructions are serialized") != std::string_view::npos) {
+            // NOTES: the warning names the kernel after " in the function '" on the same line.
+            const auto name = name_after(line, "in the function '", true);
+            functions[name.value_or(entry)].usage.wgmma_serialized = true;
+        } else if (auto name = name_after(line, "Compiling entry function '", true)) {
             entry = *name;
             properties_of = *name;
         } else if (auto name = name_after(line, "Function properties for ", false)) {

@@ -33,6 +33,10 @@ public:
               "wgmma64x128x32_bkv64_r4_w4_lds4",
               "wgmma64x128x32_bkv64_r4_w4_lds6",
               "wgmma64x128x32_bkv64_r4_w4_lds8",
+              // pipelined (two accumulator sets): a warpgroup holds two stages, so more stages
+              "wgmma64x128x32_bkv64_r4_w2_lds6",
+              "wgmma64x128x32_bkv64_r4_w2_lds8",
+              "wgmma64x64x32_bkv128_r2_w2_lds6",
           })),
           for_64_heads_(with_rows_halved(for_32_heads_)) {}
 

@@ -6,12 +6,11 @@
 // Block: warpgroup 0 is the producer (one thread issues every TMA load); warpgroups 1..W do math.
 // Work: a persistent grid walks units (q-block, KV split) round robin. Inside a unit, the KV tiles
 // that meet the q-block's windows are computed; math warpgroups take whole tiles in turn, so one
-// warpgroup's epilogue overlaps another's wgmma.
+// warpgroup's epilogue overlaps another's wgmma (and, when pipelined, its own next wgmma).
 
 #include "mqa_logits_params.cuh"
 #include "sm90_primitives.cuh"
 #include "sm90_wgmma.cuh"
-#include "sm90_epilogue.cuh"
 
 namespace mqa_sm90 {
 
@@ -29,6 +28,8 @@ struct Sm90Config {
     static constexpr int kKSteps = kHeadDim / 32;
     static constexpr int kNBlocks = kN / 8;
     static constexpr int kThreads = (kMathGroups + 1) * 128;
+    // Two accumulator sets (the next tile's wgmma in flight during an epilogue) when they fit.
+    static constexpr bool kPipelined = kMathGroups <= 2 && 2 * kMTiles * kN / 2 <= 128;
 
     static constexpr u32 kKvStageBytes = kBlockKv * kHeadDim;
     static constexpr u32 kQBufferBytes = kN * kHeadDim;
@@ -162,163 +163,11 @@ __device__ __forceinline__ void produce(const MqaLogitsParams& p, const SharedLa
     }
 }
 
-// Writes -inf to the unit's columns outside its computed tiles; math threads share the work.
-template <class C>
-__device__ __forceinline__ void fill_uncomputed(const MqaLogitsParams& p, const Unit& unit, int math_thread) {
-    const float negative_infinity = -__int_as_float(0x7f800000);
-    const int computed_begin = min(unit.col_end, unit.tile_begin * C::kBlockKv);
-    const int computed_end = unit.tile_end == unit.tile_begin ? computed_begin
-                                                              : min(unit.col_end, unit.tile_end * C::kBlockKv);
-    constexpr int kMathThreads = C::kMathGroups * 128;
-    for (int r = 0; r < C::kRows; ++r) {
-        const int row = unit.first_row + r;
-        if (row >= p.seq_len) break;
-        float* out = p.logits + static_cast<long long>(row) * p.logits_stride_s;
-        for (int col = unit.col_begin + math_thread; col < computed_begin; col += kMathThreads)
-            out[col] = negative_infinity;
-        for (int col = computed_end + math_thread; col < unit.col_end; col += kMathThreads)
-            out[col] = negative_infinity;
-    }
-}
+}  // namespace mqa_sm90
 
-__device__ __forceinline__ void warpgroup_barrier(int math_group) {
-    asm volatile("bar.sync %0, 128;" ::"r"(1 + math_group) : "memory");
-}
+#include "sm90_consumer.cuh"
 
-// The weights of this thread's heads for the current q-block, by 8-column block: in registers,
-// or (C::kWeightsInShared) in the warpgroup's slice of shared memory.
-template <class C, bool kShared = C::kWeightsInShared>
-struct ThreadWeights {
-    float value[C::kNBlocks][2];
-
-    __device__ __forceinline__ void load(const MqaLogitsParams& p, const Unit& unit, int quad_lane, float*, int) {
-#pragma unroll
-        for (int block = 0; block < C::kNBlocks; ++block) {
-            const int r = block * 8 / C::kHeads;
-            const int head = (block * 8) % C::kHeads + 2 * quad_lane;
-            const int row = unit.first_row + r;
-            const bool valid = row < p.seq_len;
-            const float* w = p.weights + static_cast<long long>(row) * p.weights_stride_s + head;
-            value[block][0] = valid ? w[0] : 0.f;
-            value[block][1] = valid ? w[1] : 0.f;
-        }
-    }
-    __device__ __forceinline__ float2 get(int block) const { return make_float2(value[block][0], value[block][1]); }
-};
-
-template <class C>
-struct ThreadWeights<C, true> {
-    const float* pair;  // this lane's first head of block 0 in the warpgroup's [kN] slice
-
-    __device__ __forceinline__ void load(const MqaLogitsParams& p, const Unit& unit, int quad_lane, float* slices,
-                                         int math_group) {
-        float* slice = slices + math_group * C::kN;
-        const int index = threadIdx.x % 128;  // one (row, head) per thread: kN == 128
-        const int row = unit.first_row + index / C::kHeads;
-        warpgroup_barrier(math_group);  // the previous q-block's readers are done with the slice
-        slice[index] = row < p.seq_len ? p.weights[static_cast<long long>(row) * p.weights_stride_s + index % C::kHeads]
-                                       : 0.f;
-        warpgroup_barrier(math_group);
-        pair = slice + 2 * quad_lane;
-    }
-    // Columns block*8 + 2*quad_lane (+1) are (row, head) pairs laid out as row*kHeads + head.
-    __device__ __forceinline__ float2 get(int block) const {
-        return *reinterpret_cast<const float2*>(pair + block * 8);
-    }
-};
-
-template <class C>
-__device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLayout& smem, int math_group) {
-    const int lane = threadIdx.x % 32;
-    const int warp_in_group = (threadIdx.x / 32) % 4;
-    const int group_row = lane / 4;   // accumulator row inside the warp's 16
-    const int quad_lane = lane % 4;   // which column pair of each 8-column block
-    const int math_thread = math_group * 128 + threadIdx.x % 128;
-    using Reduction = QuadReduction<C::kRows>;
-
-    float acc[C::kMTiles][C::kN / 2];
-    ThreadWeights<C> weights;
-    OwnedResults<C::kRows> owned;
-
-    u32 tile_counter = 0, q_counter = 0;
-    for (int unit_index = blockIdx.x; unit_index < num_units<C>(p); unit_index += gridDim.x) {
-        const Unit unit = describe_unit<C::kRows, C::kBlockKv>(p, unit_index);
-        if (p.clean_logits) fill_uncomputed<C>(p, unit, math_thread);
-        if (unit.tile_end == unit.tile_begin) continue;
-
-        weights.load(p, unit, quad_lane, smem.weights, math_group);
-        owned.load(p, unit.first_row, quad_lane);
-
-        const u32 q_buffer = q_counter % C::kQBuffers;
-        barrier_wait(smem.q_full + q_buffer, (q_counter / C::kQBuffers) & 1);
-        const unsigned char* q_tile = smem.q_tiles + q_buffer * C::kQBufferBytes;
-
-        // Tiles go to the math warpgroups in turn, counted across units: this group's first one here.
-        const int unit_tiles = unit.tile_end - unit.tile_begin;
-        const int first_own = static_cast<int>((static_cast<u32>(math_group) + C::kMathGroups -
-                                                tile_counter % C::kMathGroups) % C::kMathGroups);
-        for (int t = first_own; t < unit_tiles; t += C::kMathGroups) {
-            const u32 counter = tile_counter + t;
-            const int tile = unit.tile_begin + t;
-            const u32 stage = counter % C::kStages;
-            const unsigned char* kv_tile = smem.kv_tiles + stage * C::kKvStageBytes;
-
-            float scale[C::kMTiles][2];
-#pragma unroll
-            for (int m = 0; m < C::kMTiles; ++m) {
-                const int col = tile * C::kBlockKv + m * 64 + warp_in_group * 16 + group_row;
-                scale[m][0] = col < p.seq_len_kv ? p.kv_scales[col] : 0.f;
-                scale[m][1] = col + 8 < p.seq_len_kv ? p.kv_scales[col + 8] : 0.f;
-            }
-
-            barrier_wait(smem.kv_full + stage, (counter / C::kStages) & 1);
-            wgmma_fence();
-#pragma unroll
-            for (int k = 0; k < C::kKSteps; ++k) {
-                const u64 b_descriptor = matrix_descriptor<C::kHeadDim>(q_tile + k * 32);
-#pragma unroll
-                for (int m = 0; m < C::kMTiles; ++m) {
-                    const u64 a_descriptor =
-                        matrix_descriptor<C::kHeadDim>(kv_tile + m * 64 * C::kHeadDim + k * 32);
-                    Wgmma<C::kN>::run(acc[m], a_descriptor, b_descriptor, k > 0 ? 1 : 0);
-                }
-            }
-            wgmma_commit();
-            wgmma_wait<0>();
-#pragma unroll
-            for (int m = 0; m < C::kMTiles; ++m)
-#pragma unroll
-                for (int i = 0; i < C::kN / 2; ++i) fence_operand(acc[m][i]);
-            __syncwarp();
-            if (lane == 0) barrier_arrive(smem.kv_empty + stage);
-
-#pragma unroll
-            for (int m = 0; m < C::kMTiles; ++m) {
-                float sums[2 * C::kRows];  // [row * 2 + half]
-#pragma unroll
-                for (int i = 0; i < 2 * C::kRows; ++i) sums[i] = 0.f;
-#pragma unroll
-                for (int block = 0; block < C::kNBlocks; ++block) {
-                    const int r = block * 8 / C::kHeads;
-                    const float2 w = weights.get(block);
-                    sums[2 * r] = fmaf(w.x, fmaxf(acc[m][block * 4 + 0], 0.f), sums[2 * r]);
-                    sums[2 * r] = fmaf(w.y, fmaxf(acc[m][block * 4 + 1], 0.f), sums[2 * r]);
-                    sums[2 * r + 1] = fmaf(w.x, fmaxf(acc[m][block * 4 + 2], 0.f), sums[2 * r + 1]);
-                    sums[2 * r + 1] = fmaf(w.y, fmaxf(acc[m][block * 4 + 3], 0.f), sums[2 * r + 1]);
-                }
-                reduce_quad<C::kRows>(sums, quad_lane);
-                const int base_col = tile * C::kBlockKv + m * 64 + warp_in_group * 16 + group_row;
-#pragma unroll
-                for (int k = 0; k < Reduction::kHeld; ++k)
-                    owned.store(p, k, base_col, sums[k] * (owned.half[k] ? scale[m][1] : scale[m][0]));
-            }
-        }
-        tile_counter += unit_tiles;
-        __syncwarp();
-        if (lane == 0) barrier_arrive(smem.q_empty + q_buffer);
-        ++q_counter;
-    }
-}
+namespace mqa_sm90 {
 
 __device__ __forceinline__ u32 dynamic_shared_bytes() {
     u32 bytes;

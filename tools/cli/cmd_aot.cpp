@@ -1,6 +1,6 @@
 // mqajit aot --arch A [--variants all|table|NAME...]: compiles kernels into the disk cache with no
-// GPU present, reports each one's registers, shared memory and spills, and fails on a spill (on AMD
-// also on scratch use or LDS over the arch's limit).
+// GPU present, reports each one's registers, shared memory and spills, and fails on a spill or on wgmma
+// that ptxas had to serialize (on AMD also on scratch use or LDS over the arch's limit).
 
 #include <fmt/format.h>
 
@@ -121,10 +121,11 @@ void add_aot_command(CLI::App& app, CommandContext& context) {
                 const bool over_lds = amd && smem > gfx9_max_lds_bytes(arch);
                 const bool scratch = amd && result.usage.scratch_bytes > 0;
                 status = result.usage.spills() ? "SPILL"
+                         : result.usage.wgmma_serialized ? "SERIALIZED"
                          : over_lds            ? "LDS"
                          : scratch             ? "SCRATCH"
                                                : (result.from_cache ? "cached" : "built");
-                if (result.usage.spills() || over_lds || scratch) ++failures;
+                if (result.usage.spills() || result.usage.wgmma_serialized || over_lds || scratch) ++failures;
                 row.update({{"registers", result.usage.registers}, {"shared_bytes", smem},
                             {"spill_store_bytes", result.usage.spill_store_bytes},
                             {"spill_load_bytes", result.usage.spill_load_bytes}, {"compile_ms", result.compile_ms},
@@ -155,7 +156,7 @@ void add_aot_command(CLI::App& app, CommandContext& context) {
             fmt::print("{}\n", rows.dump(2));
         } else {
             fmt::print("{} of {} kernel(s) ok{}\n", targets.size() - failures, targets.size(),
-                       failures ? "; spills or compile failures above" : "");
+                       failures ? "; spills, serialized wgmma or compile failures above" : "");
         }
         context.exit_code = failures ? kCheckFailed : kOk;
     });

@@ -28,6 +28,10 @@ TEST_CASE("tune cli: bad usage exits 2 and says what to give") {
     CHECK(output.find("needs both") != std::string::npos);
     CHECK(tune("-i a.csv -o b.csv --run-config c.csv", &output) == 2);
     CHECK(tune("-i a.csv -o b.csv --runs 10", &output) == 2);  // fewer than 50 timed runs
+    CHECK(tune("-i a.csv -o b.csv --prune-factor 0.9", &output) == 2);  // would prune the best itself
+    CHECK(tune("-i a.csv -o b.csv --prune-factor x", &output) == 2);
+    CHECK(tune("--run-config c.csv --json-file t.json", &output) == 2);
+    CHECK(output.find("--json-file goes with -i") != std::string::npos);
 }
 
 TEST_CASE("tune cli: without a GPU it refuses in one line and writes nothing") {
@@ -38,9 +42,13 @@ TEST_CASE("tune cli: without a GPU it refuses in one line and writes nothing") {
     testing::TempDir dir("tune");
     const auto out = dir.path() / "tuned.csv";
     std::string output;
-    CHECK(tune("-i " + kUntunedGlm5 + " -o " + out.string(), &output) == 1);
+    const auto json = dir.path() / "tune.json";
+    CHECK(tune("-i " + kUntunedGlm5 + " -o " + out.string() + " --json-file " + json.string() + " --prune-factor 2",
+               &output) == 1);
     CHECK(output.find("tuning needs a GPU") != std::string::npos);
     CHECK(!std::filesystem::exists(out));
+    CHECK(!std::filesystem::exists(json));
+    CHECK(tune("-i " + kUntunedGlm5 + " -o " + out.string() + " --no-prune", &output) == 1);
     CHECK(tune("--run-config " + kUntunedGlm5, &output) == 1);
 }
 

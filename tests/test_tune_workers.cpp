@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "tests/error_kind.hpp"
@@ -200,8 +202,11 @@ TEST_CASE("tune cli --devices: workers that fail are reported, exit 1, and no ro
     const std::vector<TunedRow> before = {row(256, 8192, kVariant, 42), row(512, 8192, kVariant, 50)};
     tuning::write_csv_file(output, before);
     const auto db = dir.path() / "user.db";
+    const auto json = dir.path() / "tune.json";
+    const std::string json_before = R"([{"heads": 32, "seq_len": 256, "seq_len_kv": 8192}])";
+    std::ofstream(json) << json_before;
     const std::string command = testing::cli_path().string() + " tune -i " + input.string() + " -o " +
-                                output.string() + " --db " + db.string();
+                                output.string() + " --db " + db.string() + " --json-file " + json.string();
 
     std::string text;
     CHECK(testing::run_command(command + " --devices 0,1", &text) == 1);
@@ -213,6 +218,10 @@ TEST_CASE("tune cli --devices: workers that fail are reported, exit 1, and no ro
     }
     CHECK((text.find("tuning needs a GPU") != std::string::npos || text.find("asks for arch gfx950") != std::string::npos));
     CHECK(text.find("2 of 2 worker(s) failed") != std::string::npos);
+    CHECK(text.find("no worker wrote a JSON row") != std::string::npos);
+    std::stringstream json_after;
+    json_after << std::ifstream(json).rdbuf();
+    CHECK(json_after.str() == json_before);  // the JSON file's rows are not lost either
 
     const tuning::CsvRows after = tuning::read_csv_file(output);
     REQUIRE(after.rows.size() == before.size());

@@ -1,6 +1,7 @@
 // mqajit tune -i untuned.csv -o tuned.csv: tunes each shape on the live GPU (every candidate
 // verified against the reference before it is timed) and writes each finished row at once to the
 // output CSV and the user database, so an interrupt loses nothing finished.
+// mqajit tune ... --json-file FILE: also every candidate's outcome per shape, as bench JSON rows.
 // mqajit tune ... --devices 0,1,...: one worker process per GPU, their rows merged at the end.
 // mqajit tune --run-config tuned.csv: re-checks and re-times every row of a tuned table.
 
@@ -20,6 +21,7 @@
 #include "runtime/backend.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/common/shapes.hpp"
+#include "tools/common/tune_json.hpp"
 #include "tools/common/tune_workers_plan.hpp"
 #include "tools/common/tune_workers_spawn.hpp"
 #include "tools/common/tuner.hpp"
@@ -34,9 +36,11 @@ std::atomic<bool> g_interrupted{false};
 extern "C" void on_interrupt(int) { g_interrupted.store(true); }
 
 struct TuneOptions {
-    std::string input, output, run_config, db;
+    std::string input, output, run_config, db, json_file;
     std::string devices = "0";
     int runs = 50;
+    double prune_factor = tools::kDefaultPruneFactor;
+    bool no_prune = false;
     bool force = false;
 };
 
@@ -47,9 +51,9 @@ Device& live_device() {
     return *backend.current_device();
 }
 
-tools::TuneSettings settings_for(Device& device, int runs) {
+tools::TuneSettings settings_for(Device& device, const TuneOptions& o) {
     const Compiler& compiler = backend_for(Vendor::nvidia).compiler();
-    return tools::TuneSettings{.timed_runs = runs, .warmup_runs = 5,
+    return tools::TuneSettings{.timed_runs = o.runs, .warmup_runs = 5, .prune_factor = o.no_prune ? 0.0 : o.prune_factor,
                                .compiler_version = fmt::format("{} {}", compiler.name(), compiler.version()),
                                .driver_version = device.driver_version(), .interrupted = &g_interrupted};
 }
@@ -104,10 +108,12 @@ int run_tune_workers(const TuneOptions& o, const std::vector<int>& devices) {
 
     std::vector<tools::WorkerSpec> workers;
     std::vector<std::pair<std::filesystem::path, const std::vector<tools::BenchShape>*>> worker_csvs;
+    std::vector<std::filesystem::path> worker_jsons;
     for (std::size_t i = 0; i < devices.size(); ++i) {
         if (parts[i].empty()) continue;
         const auto part_csv = scratch.path / fmt::format("gpu{}_untuned.csv", devices[i]);
         const auto worker_csv = scratch.path / fmt::format("gpu{}_tuned.csv", devices[i]);
+        const auto worker_json = scratch.path / fmt::format("gpu{}_tune.json", devices[i]);
         tools::write_shapes_csv(part_csv, parts[i]);
         // NOTES: the worker starts from the output's rows, so it skips shapes already tuned with its
         // compiler and driver exactly as the single-GPU path does.
@@ -116,6 +122,12 @@ int run_tune_workers(const TuneOptions& o, const std::vector<int>& devices) {
                                          worker_csv.string(), "--devices", "0", "--runs", std::to_string(o.runs)};
         if (!o.db.empty()) argv.insert(argv.end(), {"--db", std::filesystem::absolute(o.db).string()});
         if (o.force) argv.push_back("--force");
+        if (o.no_prune) argv.push_back("--no-prune");
+        else argv.insert(argv.end(), {"--prune-factor", fmt::format("{}", o.prune_factor)});
+        if (!o.json_file.empty()) {
+            argv.insert(argv.end(), {"--json-file", worker_json.string()});
+            worker_jsons.push_back(worker_json);
+        }
         workers.push_back({.label = fmt::format("GPU {}", devices[i]), .argv = std::move(argv),
                            .environment = {{"CUDA_VISIBLE_DEVICES", tools::worker_visible_devices(devices[i], inherited)}}});
         worker_csvs.emplace_back(worker_csv, &parts[i]);
@@ -143,6 +155,13 @@ int run_tune_workers(const TuneOptions& o, const std::vector<int>& devices) {
         fmt::print("merged the workers' rows into {}: {} row(s), {} more than before\n", o.output, merged.size(),
                    merged.size() - base.size());
     }
+    if (!o.json_file.empty()) {
+        const std::size_t added = tools::merge_tune_json_parts(o.json_file, worker_jsons, shapes);
+        if (added)
+            fmt::print("merged the workers' {} JSON row(s) into {}\n", added, o.json_file);
+        else
+            fmt::print("no worker wrote a JSON row; {} is not written\n", o.json_file);
+    }
 
     int failed = 0;
     for (const tools::WorkerOutcome& w : result.outcomes) {
@@ -162,7 +181,7 @@ int run_tune(const TuneOptions& o) {
     const std::vector<int> devices = tools::parse_device_list(o.devices);
     if (devices != std::vector<int>{0}) return run_tune_workers(o, devices);
     Device& device = live_device();
-    const tools::TuneSettings settings = settings_for(device, o.runs);
+    const tools::TuneSettings settings = settings_for(device, o);
     const std::string arch = Arch::parse(device.arch()).name;
 
     std::vector<tools::BenchShape> shapes = tools::read_shapes_csv(o.input);
@@ -182,6 +201,7 @@ int run_tune(const TuneOptions& o) {
                    r.compiler_version == settings.compiler_version && r.driver_version == settings.driver_version;
         });
     };
+    nlohmann::json json_rows = o.json_file.empty() ? nlohmann::json::array() : tools::read_tune_json(o.json_file);
     std::unique_ptr<TuningDb> own_db;
     if (!o.db.empty()) own_db = std::make_unique<TuningDb>(std::nullopt, o.db);
     TuningDb& db = own_db ? *own_db : TuningDb::instance();
@@ -202,7 +222,17 @@ int run_tune(const TuneOptions& o) {
         output_rows.push_back(result.row);
         tuning::write_csv_file(o.output, output_rows);  // NOTES: atomic replace after every shape
         db.insert(result.row);
-        progress.shape_done(++done, fmt::format("{}: {} {:.1f} us", label, result.row.variant, result.row.us));
+        if (!o.json_file.empty()) {
+            json_rows = tools::merge_tune_json(json_rows, nlohmann::json::array({tools::tune_json_row(result, settings)}));
+            tools::write_tune_json(o.json_file, json_rows);
+        }
+        const auto rejected = std::count_if(result.candidates.begin(), result.candidates.end(),
+                                            [](const tools::CandidateResult& c) { return !c.verified; });
+        const auto pruned = std::count_if(result.candidates.begin(), result.candidates.end(),
+                                          [](const tools::CandidateResult& c) { return c.pruned; });
+        progress.shape_done(++done, fmt::format("{}: {} {:.1f} us ({} candidates, {} rejected, {} pruned)", label,
+                                                result.row.variant, result.row.us, result.candidates.size(), rejected,
+                                                pruned));
     }
     if (g_interrupted.load()) {
         fmt::print("\ninterrupted: {} of {} shapes done, every finished row is in {}\n", done, shapes.size(), o.output);
@@ -213,7 +243,7 @@ int run_tune(const TuneOptions& o) {
 
 int run_config_check(const TuneOptions& o) {
     Device& device = live_device();
-    const tools::TuneSettings settings = settings_for(device, o.runs);
+    const tools::TuneSettings settings = settings_for(device, o);
     const std::string arch = Arch::parse(device.arch()).name;
     const tuning::CsvRows table = tuning::read_csv_file(o.run_config);
     for (const auto& problem : table.problems) fmt::print("{}: skipped: {}\n", problem.place, problem.message);
@@ -249,12 +279,21 @@ void add_tune_command(CLI::App& app, CommandContext& context) {
                         "of the shapes and the rows are merged");
     command->add_option("--runs", options->runs, "Timed runs per candidate (median)")->check(CLI::Range(50, 100000));
     command->add_flag("--force", options->force, "Retune shapes already tuned with this compiler and driver");
+    command->add_option("--prune-factor", options->prune_factor,
+                        "Prune a verified candidate whose 5-run probe is more than this many times the best time "
+                        "so far: it is not timed in full (default 1.5)")
+        ->check(CLI::Range(1.0, 1000.0));
+    command->add_flag("--no-prune", options->no_prune, "Time every verified candidate in full, with no probe");
+    command->add_option("--json-file", options->json_file,
+                        "Also write every candidate's outcome per shape here, as `mqajit bench --json-file` rows "
+                        "(`mqajit report --bench` reads them)");
     command->callback([options, &context] {
         const bool tuning = !options->input.empty() || !options->output.empty();
         MQAJIT_CHECK(tuning != !options->run_config.empty(),
                      "give either -i untuned.csv -o tuned.csv, or --run-config tuned.csv");
         MQAJIT_CHECK(!tuning || (!options->input.empty() && !options->output.empty()),
                      "tuning needs both -i untuned.csv and -o tuned.csv");
+        MQAJIT_CHECK(tuning || options->json_file.empty(), "--json-file goes with -i untuned.csv -o tuned.csv");
         context.exit_code = tuning ? run_tune(*options) : run_config_check(*options);
     });
 }

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "core/check.hpp"
+
 namespace mqajit::tools {
 namespace {
 
@@ -65,11 +67,19 @@ std::string CheckResult::summary() const {
     return fmt::format("{}: {}{}", kernel, comparison.summary(), deterministic ? "" : "; NOT bitwise deterministic");
 }
 
-CheckResult check_against_reference(DeviceProblem& problem, const MqaLogitsOptions& options) {
+std::vector<float> reference_logits(DeviceProblem& problem, bool clean_logits) {
     problem.poison_logits();
-    problem.run_reference(options.clean_logits);
-    const std::vector<float> expected = problem.download_logits();
+    problem.run_reference(clean_logits);
+    return problem.download_logits();
+}
 
+CheckResult check_against(DeviceProblem& problem, const std::vector<float>& expected,
+                          const MqaLogitsOptions& options) {
+    const HostProblem& p = problem.host();
+    MQAJIT_CHECK_KIND(internal, expected.size() == static_cast<std::size_t>(p.seq_len) * p.logits_row_stride,
+                      "the reference holds {} logits, but the problem has {} x {}; compute it with "
+                      "reference_logits() on the same problem",
+                      expected.size(), p.seq_len, p.logits_row_stride);
     CheckResult result;
     DispatchReport report;
     MqaLogitsOptions run_options = options;
@@ -78,18 +88,21 @@ CheckResult check_against_reference(DeviceProblem& problem, const MqaLogitsOptio
     problem.run(run_options);
     const std::vector<float> first = problem.download_logits();
     result.kernel = report.kernel;
-    result.comparison = compare_logits(problem.host(), first, expected, options.clean_logits);
+    result.comparison = compare_logits(p, first, expected, options.clean_logits);
 
     problem.poison_logits();
     problem.run(run_options);
     const std::vector<float> second = problem.download_logits();
-    const HostProblem& p = problem.host();
     for (int i = 0; i < p.seq_len && result.deterministic; ++i) {
         const std::size_t row = static_cast<std::size_t>(i) * p.logits_row_stride;
         result.deterministic =
             std::memcmp(first.data() + row, second.data() + row, sizeof(float) * p.seq_len_kv) == 0;
     }
     return result;
+}
+
+CheckResult check_against_reference(DeviceProblem& problem, const MqaLogitsOptions& options) {
+    return check_against(problem, reference_logits(problem, options.clean_logits), options);
 }
 
 }  // namespace mqajit::tools

@@ -45,9 +45,19 @@ struct CheckResult {
     std::string summary() const;
 };
 
-// Runs the reference kernel and then `options` on fresh poisoned outputs, compares, reruns once and
-// compares bits. The tolerance the project uses against the dequantized reference is 1e-5.
+// The tolerance the project uses against the dequantized reference.
 inline constexpr double kMaxCalcDiff = 1e-5;
+
+// The reference kernel's logits for `problem` (run on fresh poisoned outputs), downloaded once so
+// that several kernels can be checked against them with check_against().
+std::vector<float> reference_logits(DeviceProblem& problem, bool clean_logits);
+
+// Runs `options` on fresh poisoned outputs, compares with `expected` (reference_logits() of this
+// problem with the same clean_logits), reruns once and compares bits.
+CheckResult check_against(DeviceProblem& problem, const std::vector<float>& expected,
+                          const MqaLogitsOptions& options);
+
+// reference_logits() then check_against(): one kernel checked on the problem.
 CheckResult check_against_reference(DeviceProblem& problem, const MqaLogitsOptions& options);
 
 }  // namespace mqajit::tools

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <random>
+#include <thread>
 
 #include "core/check.hpp"
 
@@ -158,14 +160,17 @@ std::string Comparison::summary() const {
                        first_problem);
 }
 
-Comparison compare_logits(const HostProblem& p, const std::vector<float>& got, const std::vector<float>& expected,
-                          bool clean_logits) {
+namespace {
+
+// compare_logits over the query rows [row_begin, row_end).
+Comparison compare_rows(const HostProblem& p, const std::vector<float>& got, const std::vector<float>& expected,
+                        bool clean_logits, int row_begin, int row_end) {
     Comparison c;
     double cross = 0, squares = 0;
     auto note = [&](std::string what) {
         if (c.first_problem.empty()) c.first_problem = std::move(what);
     };
-    for (int i = 0; i < p.seq_len; ++i) {
+    for (int i = row_begin; i < row_end; ++i) {
         const int start = clamp_to(p.cu_starts[i], 0, p.seq_len_kv), end = clamp_to(p.cu_ends[i], 0, p.seq_len_kv);
         for (int j = 0; j < p.seq_len_kv; ++j) {
             const std::size_t at = static_cast<std::size_t>(i) * p.logits_row_stride + j;
@@ -205,6 +210,48 @@ Comparison compare_logits(const HostProblem& p, const std::vector<float>& got, c
     c.square_sum = squares;
     c.calc_diff = squares > 0 ? 1.0 - 2.0 * cross / squares : 0.0;
     return c;
+}
+
+// NOTES: below this many logits a thread costs more to start than it saves.
+constexpr std::int64_t kLogitsPerThread = std::int64_t{1} << 20;
+
+}  // namespace
+
+Comparison compare_logits(const HostProblem& p, const std::vector<float>& got, const std::vector<float>& expected,
+                          bool clean_logits) {
+    const std::size_t needed = static_cast<std::size_t>(p.seq_len) * p.logits_row_stride;
+    MQAJIT_CHECK_KIND(internal, got.size() >= needed && expected.size() >= needed,
+                      "compare_logits needs {} logits ({} x {}), got {} and expected {}", needed, p.seq_len,
+                      p.logits_row_stride, got.size(), expected.size());
+    const std::int64_t logits = static_cast<std::int64_t>(p.seq_len) * p.seq_len_kv;
+    const std::int64_t by_size = std::max<std::int64_t>(1, logits / kLogitsPerThread);
+    const int num_threads = static_cast<int>(std::min<std::int64_t>(
+        {by_size, std::max(1u, std::thread::hardware_concurrency()), std::max(1, p.seq_len)}));
+    if (num_threads == 1) return compare_rows(p, got, expected, clean_logits, 0, p.seq_len);
+
+    // NOTES: each thread takes a contiguous block of rows; merging the blocks in row order keeps the
+    // first offending element the one a single pass would name.
+    std::vector<Comparison> parts(num_threads);
+    std::vector<std::exception_ptr> failures(num_threads);
+    std::vector<std::thread> threads;
+    threads.reserve(num_threads);
+    for (int t = 0; t < num_threads; ++t) {
+        const int begin = static_cast<int>(static_cast<std::int64_t>(p.seq_len) * t / num_threads);
+        const int end = static_cast<int>(static_cast<std::int64_t>(p.seq_len) * (t + 1) / num_threads);
+        threads.emplace_back([&, t, begin, end] {
+            try {
+                parts[t] = compare_rows(p, got, expected, clean_logits, begin, end);
+            } catch (...) {
+                failures[t] = std::current_exception();
+            }
+        });
+    }
+    for (std::thread& thread : threads) thread.join();
+    for (const std::exception_ptr& failure : failures)
+        if (failure) std::rethrow_exception(failure);
+    Comparison total;
+    for (const Comparison& part : parts) total.merge(part);
+    return total;
 }
 
 void Comparison::merge(const Comparison& other) {

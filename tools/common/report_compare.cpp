@@ -65,6 +65,8 @@ TuningComparison compare_tuning(const TunedTable& table, const std::vector<Bench
 
     std::vector<double> tuned_tflops, baseline_tflops, fixed_tflops, over_baseline, over_fixed;
     for (const BenchRow* row : rows) {
+        result.from_tuner = result.from_tuner || row->from_tuner;
+        if (row->probe_only.contains(result.best_fixed)) ++result.best_fixed_probe_times;
         ShapeComparison shape{.seq_len = row->seq_len, .seq_len_kv = row->seq_len_kv, .flops = row->flops,
                               .baseline_us = row->baseline_us, .best_fixed_us = row->variants_us.at(result.best_fixed)};
         for (const TunedRow& tuned : table.rows) {

@@ -39,6 +39,8 @@ struct TuningComparison {
     std::size_t num_fixed_candidates = 0;  // variants timed at every shape
     std::vector<ShapeComparison> shapes;   // in bench-file order
     GeometricMeans means;
+    bool from_tuner = false;               // the times come from `mqajit tune --json-file`
+    std::size_t best_fixed_probe_times = 0;  // shapes where the best fixed variant's time is a probe's
 };
 
 double geometric_mean(const std::vector<double>& values);

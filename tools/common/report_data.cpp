@@ -62,6 +62,15 @@ BenchRow parse_bench_row(const nlohmann::json& item, const std::string& what) {
     MQAJIT_CHECK(variants.is_object(), "{}: 'variants_us' must map variant names to microseconds", what);
     for (const auto& [name, us] : variants.items())
         row.variants_us[name] = positive_number(us, name.c_str(), what);
+    row.from_tuner = item.value("tool", std::string()) == "mqajit tune";
+    if (item.contains("pruned")) {
+        MQAJIT_CHECK(item["pruned"].is_array(), "{}: 'pruned' must list variant names", what);
+        for (const nlohmann::json& name : item["pruned"]) {
+            MQAJIT_CHECK(variants.contains(name.get<std::string>()), "{}: pruned variant {} has no time in 'variants_us'",
+                         what, name.dump());
+            row.probe_only.insert(name.get<std::string>());
+        }
+    }
     return row;
 }
 

@@ -1,10 +1,11 @@
 #pragma once
 // What `mqajit report` reads: one group of a tuned CSV (arch, cu_num, heads, head_dim) and the
-// rows of a bench JSON written by `mqajit bench --json-file`.
+// rows of a bench JSON written by `mqajit bench --json-file` or `mqajit tune --json-file`.
 
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,8 @@ struct BenchRow {
     double flops = 0;        // useful FLOPs of the shape (unmasked pairs x 2 x H x D)
     double baseline_us = 0;
     std::map<std::string, double> variants_us;  // every variant timed at the shape
+    bool from_tuner = false;            // written by `mqajit tune --json-file` ("tool": "mqajit tune")
+    std::set<std::string> probe_only;   // variants the tuner pruned: their time is a short probe's median
 
     // The time of `kernel` ("baseline" or a variant name) at this shape, if it was timed.
     std::optional<double> time_of(const std::string& kernel) const;

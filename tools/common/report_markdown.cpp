@@ -17,9 +17,9 @@ std::string markdown_report(const TuningComparison& c, const std::string& tuned_
                             const std::string& bench_source) {
     std::string out;
     auto line = std::back_inserter(out);
-    fmt::format_to(line, "Tuned table `{}` ({}, {} SMs, H={}, D={}); times from one `mqajit bench --variant all` run, "
-                         "`{}`.\n",
-                   tuned_source, c.group.arch, c.group.cu_num, c.group.heads, c.group.head_dim, bench_source);
+    fmt::format_to(line, "Tuned table `{}` ({}, {} SMs, H={}, D={}); times from one `{}` run, `{}`.\n", tuned_source,
+                   c.group.arch, c.group.cu_num, c.group.heads, c.group.head_dim,
+                   c.from_tuner ? "mqajit tune --json-file" : "mqajit bench --variant all", bench_source);
     fmt::format_to(line, "Best fixed variant: `{}`, the lowest geometric-mean time over the {} shapes among the {} "
                          "variants timed at all of them.\n\n",
                    c.best_fixed, c.shapes.size(), c.num_fixed_candidates);
@@ -48,6 +48,13 @@ std::string markdown_report(const TuningComparison& c, const std::string& tuned_
         fmt::format_to(line, "| geometric mean ({} shapes) | | | | {} | | {} | | {} | {} | {} |\n", m.num_shapes,
                        tflops_text(m.tuned_tflops), tflops_text(m.baseline_tflops), tflops_text(m.best_fixed_tflops),
                        ratio_text(m.speedup_over_baseline), ratio_text(m.speedup_over_best_fixed));
+    }
+    if (c.from_tuner) {
+        fmt::format_to(line, "\nTimes are the tuner's medians. A candidate the tuner pruned (its short probe was more "
+                             "than the prune factor times the best time so far) was not timed in full: its probe "
+                             "median counts as its time. The best fixed variant's time is such a probe median at {} "
+                             "shape(s).\n",
+                       c.best_fixed_probe_times);
     }
     const std::size_t untuned = c.shapes.size() - m.num_shapes - untimed;
     if (untuned + untimed > 0) {

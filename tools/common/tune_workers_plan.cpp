@@ -74,15 +74,16 @@ std::vector<TunedRow> merge_tuned_rows(const std::vector<TunedRow>& base, const 
     return merged;
 }
 
+bool tunes_shape(const ShapeKey& k, const BenchShape& s) {
+    return k.heads == s.heads && k.head_dim == s.head_dim && k.seq_len == s.seq_len && k.seq_len_kv == s.seq_len_kv &&
+           (s.arch.empty() || k.arch == Arch::parse(s.arch).name) && (s.cu_num == 0 || k.cu_num == s.cu_num);
+}
+
 std::vector<TunedRow> rows_for_shapes(const std::vector<TunedRow>& rows, const std::vector<BenchShape>& shapes) {
     std::vector<TunedRow> picked;
     for (const BenchShape& s : shapes) {
-        const std::string arch = s.arch.empty() ? "" : Arch::parse(s.arch).name;
-        const auto last = std::find_if(rows.rbegin(), rows.rend(), [&](const TunedRow& row) {
-            const ShapeKey& k = row.key;
-            return k.heads == s.heads && k.head_dim == s.head_dim && k.seq_len == s.seq_len &&
-                   k.seq_len_kv == s.seq_len_kv && (arch.empty() || k.arch == arch) && (s.cu_num == 0 || k.cu_num == s.cu_num);
-        });
+        const auto last =
+            std::find_if(rows.rbegin(), rows.rend(), [&](const TunedRow& row) { return tunes_shape(row.key, s); });
         if (last != rows.rend()) picked.push_back(*last);
     }
     return picked;

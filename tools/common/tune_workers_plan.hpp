@@ -30,6 +30,10 @@ void write_shapes_csv(const std::filesystem::path& path, const std::vector<Bench
 // replaces an earlier row of its key in place or is appended. Nothing else is dropped.
 std::vector<TunedRow> merge_tuned_rows(const std::vector<TunedRow>& base, const std::vector<TunedRow>& updates);
 
+// Whether a row of key `key` tunes `shape`: same heads, head_dim, seq_len and seq_len_kv, and arch
+// and cu_num too where the shape names them.
+bool tunes_shape(const ShapeKey& key, const BenchShape& shape);
+
 // For each shape in order, the last of `rows` that tunes it (same heads, head_dim, seq_len and
 // seq_len_kv; arch and cu_num too where the shape names them). A worker's CSV also holds the copies
 // of the output's earlier rows it started from; picking its own shapes leaves those out, so a

@@ -16,8 +16,9 @@ namespace mqajit::tools {
 namespace {
 
 // NOTES: candidates are verified on a problem of the shape's N (the KV split and tile logic depend
-// on it) and at most 512 query rows, so the reference kernel and three full downloads stay cheap.
-constexpr int kCheckRows = 512;
+// on it) and at most 256 query rows: still dozens of q-blocks, and few enough that the launch
+// splits the KV range several ways, while the reference and the downloads stay cheap at N = 64K.
+constexpr int kCheckRows = 256;
 
 std::uint64_t fresh_seed() {
     static std::uint64_t counter = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
@@ -31,21 +32,64 @@ std::string today() {
     return fmt::format("{:%Y-%m-%d}", utc);
 }
 
-CandidateResult verify(Device& device, const BenchShape& shape, const std::string& kernel) {
-    CandidateResult result{.kernel = kernel};
-    try {
-        DeviceProblem check(device, make_problem(std::min(shape.seq_len, kCheckRows), shape.seq_len_kv, shape.heads,
-                                                 shape.head_dim, MaskKind::causal, fresh_seed()));
-        const CheckResult outcome = check_against_reference(check, MqaLogitsOptions{.variant = kernel});
-        result.verified = outcome.passed(kMaxCalcDiff) && outcome.kernel == kernel;
-        if (!result.verified) result.problem = outcome.summary();
-    } catch (const Error& e) {
-        result.problem = e.what();
+// One shape's check problem: fresh random inputs (a new seed per shape), the reference kernel run
+// once and its logits downloaded once; every candidate of the shape is checked against them.
+class ShapeCheck {
+public:
+    ShapeCheck(Device& device, const BenchShape& shape)
+        : problem_(device, make_problem(std::min(shape.seq_len, kCheckRows), shape.seq_len_kv, shape.heads,
+                                        shape.head_dim, MaskKind::causal, fresh_seed())),
+          expected_(reference_logits(problem_, MqaLogitsOptions{}.clean_logits)) {}
+
+    CandidateResult verify(const std::string& kernel) {
+        CandidateResult result{.kernel = kernel};
+        try {
+            const CheckResult outcome = check_against(problem_, expected_, MqaLogitsOptions{.variant = kernel});
+            result.verified = outcome.passed(kMaxCalcDiff) && outcome.kernel == kernel;
+            if (!result.verified) result.problem = outcome.summary();
+        } catch (const Error& e) {
+            result.problem = e.what();
+        }
+        return result;
     }
-    return result;
+
+private:
+    DeviceProblem problem_;
+    std::vector<float> expected_;
+};
+
+// Times kernels on one full-size problem of the shape.
+class ShapeTimer {
+public:
+    ShapeTimer(Device& device, const BenchShape& shape)
+        : problem_(device, make_problem(shape.seq_len, shape.seq_len_kv, shape.heads, shape.head_dim,
+                                        MaskKind::causal, fresh_seed())),
+          timer_(device) {}
+
+    Timing time(const std::string& kernel, const TimingOptions& options) {
+        return timer_.time(
+            [&](void* stream) { problem_.run(MqaLogitsOptions{.stream = stream, .variant = kernel}); }, options);
+    }
+    double flops() const { return problem_.host().flops(); }
+
+private:
+    DeviceProblem problem_;
+    DeviceTimer timer_;
+};
+
+std::string describe(const CandidateResult& c, double fastest_us, double prune_factor) {
+    if (!c.verified) return fmt::format("{}: REJECTED, not timed: {}", c.kernel, c.problem);
+    if (c.pruned)
+        return fmt::format("{}: pruned: {:.1f} us in a {}-run probe, >{:g}x the best ({:.1f} us)", c.kernel,
+                           c.median_us, c.runs, prune_factor, fastest_us);
+    return fmt::format("{}: {:.1f} us (median of {} runs)", c.kernel, c.median_us, c.runs);
 }
 
 }  // namespace
+
+bool is_pruned(double probe_us, double fastest_us, double prune_factor) {
+    return prune_factor > 0 && fastest_us > 0 && probe_us > prune_factor * fastest_us;
+}
 
 std::vector<std::string> tuning_candidates(Device& device, const BenchShape& shape) {
     std::vector<std::string> names = {"baseline"};
@@ -59,27 +103,42 @@ ShapeResult tune_shape(Device& device, const BenchShape& shape, const TuneSettin
                        const std::function<void(const std::string&)>& progress) {
     ShapeResult result;
     auto interrupted = [&] { return settings.interrupted && settings.interrupted->load(); };
-    DeviceProblem problem(device, make_problem(shape.seq_len, shape.seq_len_kv, shape.heads, shape.head_dim,
-                                               MaskKind::causal, fresh_seed()));
-    DeviceTimer timer(device);
-    const TimingOptions timing{.warmup_runs = settings.warmup_runs, .timed_runs = settings.timed_runs};
-    auto time_kernel = [&](const std::string& kernel) {
-        return timer.time([&](void* stream) { problem.run(MqaLogitsOptions{.stream = stream, .variant = kernel}); }, timing)
-            .median_us;
-    };
+    ShapeCheck check(device, shape);
+    ShapeTimer timer(device, shape);
+    result.flops = timer.flops();
+    const TimingOptions full{.warmup_runs = settings.warmup_runs, .timed_runs = settings.timed_runs};
+    const TimingOptions probe{.warmup_runs = kProbeWarmupRuns, .timed_runs = kProbeRuns};
 
+    double fastest_us = 0;  // the fastest full or probe median so far
+    auto note_time = [&](double us) { fastest_us = fastest_us > 0 ? std::min(fastest_us, us) : us; };
     for (const std::string& kernel : tuning_candidates(device, shape)) {
         if (interrupted()) return result;
-        CandidateResult candidate = verify(device, shape, kernel);
-        if (candidate.verified) candidate.median_us = time_kernel(kernel);
-        progress(candidate.verified ? fmt::format("{}: {:.1f} us", kernel, candidate.median_us)
-                                    : fmt::format("{}: REJECTED, not timed: {}", kernel, candidate.problem));
+        CandidateResult candidate = check.verify(kernel);
+        const double fastest_before = fastest_us;
+        // NOTES: the baseline is always timed in full: its median is the row's baseline_us.
+        if (candidate.verified && kernel != "baseline" && settings.prune_factor > 0) {
+            const Timing t = timer.time(kernel, probe);
+            if (is_pruned(t.median_us, fastest_us, settings.prune_factor)) {
+                candidate.pruned = true;
+                candidate.median_us = t.median_us;
+                candidate.runs = t.runs;
+            } else {
+                note_time(t.median_us);
+            }
+        }
+        if (candidate.verified && !candidate.pruned) {
+            const Timing t = timer.time(kernel, full);
+            candidate.median_us = t.median_us;
+            candidate.runs = t.runs;
+            note_time(t.median_us);
+        }
+        progress(describe(candidate, fastest_before, settings.prune_factor));
         result.candidates.push_back(std::move(candidate));
     }
 
     std::vector<CandidateResult*> ranked;
     for (auto& c : result.candidates)
-        if (c.verified) ranked.push_back(&c);
+        if (c.verified && !c.pruned) ranked.push_back(&c);
     MQAJIT_CHECK_KIND(internal, !ranked.empty(), "no candidate passed the reference check for S={} N={} H={} D={}",
                       shape.seq_len, shape.seq_len_kv, shape.heads, shape.head_dim);
     auto by_time = [](const CandidateResult* a, const CandidateResult* b) { return a->median_us < b->median_us; };
@@ -88,7 +147,7 @@ ShapeResult tune_shape(Device& device, const BenchShape& shape, const TuneSettin
     for (int round = 0; round < 3; ++round) {
         for (std::size_t i = 0; i < finalists; ++i) {
             if (interrupted()) return result;
-            ranked[i]->median_us = std::min(ranked[i]->median_us, time_kernel(ranked[i]->kernel));
+            ranked[i]->median_us = std::min(ranked[i]->median_us, timer.time(ranked[i]->kernel, full).median_us);
         }
     }
     std::sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(finalists), by_time);
@@ -118,16 +177,13 @@ RecheckResult recheck_row(Device& device, const TunedRow& row, const TuneSetting
                            .seq_len = static_cast<int>(row.key.seq_len), .seq_len_kv = static_cast<int>(row.key.seq_len_kv)};
     const std::string kernel = row.backend == "jit" ? row.variant : "baseline";
     RecheckResult result;
-    const CandidateResult check = verify(device, shape, kernel);
+    const CandidateResult check = ShapeCheck(device, shape).verify(kernel);
     result.verified = check.verified;
     result.problem = check.problem;
     if (!result.verified) return result;
-    DeviceProblem problem(device, make_problem(shape.seq_len, shape.seq_len_kv, shape.heads, shape.head_dim,
-                                               MaskKind::causal, fresh_seed()));
-    DeviceTimer timer(device);
+    ShapeTimer timer(device, shape);
     result.measured_us =
-        timer.time([&](void* stream) { problem.run(MqaLogitsOptions{.stream = stream, .variant = kernel}); },
-                   TimingOptions{.warmup_runs = settings.warmup_runs, .timed_runs = settings.timed_runs})
+        timer.time(kernel, TimingOptions{.warmup_runs = settings.warmup_runs, .timed_runs = settings.timed_runs})
             .median_us;
     result.drift = row.us > 0 ? result.measured_us / row.us - 1.0 : 0.0;
     return result;

@@ -1,7 +1,8 @@
 #pragma once
 // The tuner's steps for one shape on the live GPU: verify every candidate against the reference
-// kernel on fresh data (a failing candidate is reported and never timed), time the survivors
-// (L2 flushed, median), re-time the three fastest three times interleaved, pick the best median.
+// kernel on fresh data (a failing candidate is reported and never timed), probe the survivors
+// with a few runs and prune those far slower than the best so far, time the rest (L2 flushed,
+// median), re-time the three fastest three times interleaved, pick the best median.
 
 #include <atomic>
 #include <functional>
@@ -17,9 +18,15 @@ namespace mqajit::tools {
 
 inline constexpr const char* kTunerVersion = "mqajit-tune 0.1.0";
 
+// A candidate's short probe before its full timing (L2 flushed as always).
+inline constexpr int kProbeWarmupRuns = 2;
+inline constexpr int kProbeRuns = 5;
+inline constexpr double kDefaultPruneFactor = 1.5;
+
 struct TuneSettings {
     int timed_runs = 50;
     int warmup_runs = 5;
+    double prune_factor = kDefaultPruneFactor;  // 0: no probe, every verified candidate fully timed
     std::string compiler_version;  // "nvrtc 13.0"
     std::string driver_version;    // "13.0"
     const std::atomic<bool>* interrupted = nullptr;  // checked between candidates
@@ -29,14 +36,22 @@ struct CandidateResult {
     std::string kernel;      // "baseline" or a variant name
     bool verified = false;
     std::string problem;     // why it was rejected (check summary or error)
-    double median_us = 0;    // best median over all timings
+    bool pruned = false;     // verified, but its probe was too slow to time it fully
+    double median_us = 0;    // best median over all timings (the probe's for a pruned candidate)
+    int runs = 0;            // timed runs behind each median (kProbeRuns for a pruned candidate)
 };
 
 struct ShapeResult {
     bool complete = false;   // false when interrupted before the shape finished
     TunedRow row;
+    double flops = 0;        // useful FLOPs of the shape (unmasked pairs x 2 x H x D, causal)
     std::vector<CandidateResult> candidates;
 };
+
+// Whether a candidate whose probe median is `probe_us` is pruned: more than `prune_factor` times
+// `fastest_us`, the fastest median (full or probe) seen so far at the shape. Nothing is pruned
+// while there is no fastest yet (`fastest_us` <= 0) or when `prune_factor` <= 0 (pruning off).
+bool is_pruned(double probe_us, double fastest_us, double prune_factor);
 
 // Candidates for a shape on `device`: the baseline plus every registered variant that can run.
 std::vector<std::string> tuning_candidates(Device& device, const BenchShape& shape);

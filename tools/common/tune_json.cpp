@@ -1,0 +1,129 @@
+#include "tools/common/tune_json.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <tuple>
+
+#include "core/check.hpp"
+#include "tools/common/tune_workers_plan.hpp"
+
+namespace mqajit::tools {
+namespace {
+
+ShapeKey key_of(const nlohmann::json& row) {
+    return ShapeKey{.arch = row.value("arch", std::string()), .cu_num = row.value("cu_num", 0),
+                    .heads = row.value("heads", 0), .head_dim = row.value("head_dim", 0),
+                    .seq_len = row.value("seq_len", std::int64_t{0}),
+                    .seq_len_kv = row.value("seq_len_kv", std::int64_t{0})};
+}
+
+nlohmann::json candidate_json(const CandidateResult& c) {
+    nlohmann::json out = {{"kernel", c.kernel}, {"verified", c.verified}};
+    if (!c.verified) {
+        out["rejected"] = c.problem;
+        return out;
+    }
+    out["pruned"] = c.pruned;
+    out["median_us"] = c.median_us;
+    out["runs"] = c.runs;
+    return out;
+}
+
+}  // namespace
+
+nlohmann::json tune_json_row(const ShapeResult& result, const TuneSettings& settings) {
+    const TunedRow& row = result.row;
+    nlohmann::json variants = nlohmann::json::object();
+    nlohmann::json pruned = nlohmann::json::array();
+    nlohmann::json candidates = nlohmann::json::array();
+    int winner_runs = 0;
+    for (const CandidateResult& c : result.candidates) {
+        candidates.push_back(candidate_json(c));
+        if (c.kernel == row.variant) winner_runs = c.runs;
+        if (!c.verified || c.kernel == "baseline") continue;
+        variants[c.kernel] = c.median_us;
+        if (c.pruned) pruned.push_back(c.kernel);
+    }
+    nlohmann::json out = {{"tool", "mqajit tune"}, {"arch", row.key.arch}, {"cu_num", row.key.cu_num},
+                          {"heads", row.key.heads}, {"head_dim", row.key.head_dim}, {"seq_len", row.key.seq_len},
+                          {"seq_len_kv", row.key.seq_len_kv}, {"kernel", row.variant},
+                          {"reason", "fastest verified candidate"}, {"us", row.us}, {"flops", result.flops},
+                          {"tflops", row.us > 0 ? result.flops / row.us * 1e-6 : 0.0}, {"runs", winner_runs},
+                          {"variants_us", variants}, {"pruned", pruned}, {"prune_factor", settings.prune_factor},
+                          {"probe_runs", kProbeRuns}, {"candidates", candidates}};
+    // NOTES: a baseline that failed its check has no time; the report then refuses the row by name.
+    if (row.baseline_us) out["baseline_us"] = *row.baseline_us;
+    return out;
+}
+
+nlohmann::json read_tune_json(const std::filesystem::path& path) {
+    if (!std::filesystem::exists(path)) return nlohmann::json::array();
+    std::ifstream file(path);
+    MQAJIT_CHECK_KIND(io, file.good(), "cannot read {}; check its permissions", path.string());
+    nlohmann::json rows;
+    try {
+        rows = nlohmann::json::parse(file);
+    } catch (const nlohmann::json::exception& e) {
+        MQAJIT_FAIL(invalid_argument, "{} is not JSON ({}); move it away or give another --json-file", path.string(),
+                    e.what());
+    }
+    MQAJIT_CHECK(rows.is_array(), "{} holds no array of rows; move it away or give another --json-file",
+                 path.string());
+    for (const nlohmann::json& row : rows)
+        MQAJIT_CHECK(row.is_object(), "{} holds a row that is not an object: {}", path.string(), row.dump());
+    return rows;
+}
+
+void write_tune_json(const std::filesystem::path& path, const nlohmann::json& rows) {
+    // NOTES: written whole beside the target and renamed, so an interrupt never leaves half a file.
+    const std::filesystem::path partial = path.string() + ".partial";
+    std::ofstream file(partial, std::ios::binary | std::ios::trunc);
+    file << rows.dump(2) << "\n";
+    file.close();
+    MQAJIT_CHECK_KIND(io, file.good(), "could not write {}; check the folder exists and has space", partial.string());
+    std::error_code error;
+    std::filesystem::rename(partial, path, error);
+    MQAJIT_CHECK_KIND(io, !error, "could not move {} onto {}: {}", partial.string(), path.string(), error.message());
+}
+
+nlohmann::json merge_tune_json(const nlohmann::json& base, const nlohmann::json& updates) {
+    nlohmann::json merged = nlohmann::json::array();
+    std::map<ShapeKey, std::size_t> index_of;
+    for (const nlohmann::json* rows : {&base, &updates}) {
+        for (const nlohmann::json& row : *rows) {
+            const auto [it, inserted] = index_of.emplace(key_of(row), merged.size());
+            if (inserted)
+                merged.push_back(row);
+            else
+                merged[it->second] = row;
+        }
+    }
+    return merged;
+}
+
+nlohmann::json tune_json_for_shapes(const nlohmann::json& rows, const std::vector<BenchShape>& shapes) {
+    nlohmann::json picked = nlohmann::json::array();
+    for (const BenchShape& s : shapes) {
+        for (auto row = rows.rbegin(); row != rows.rend(); ++row) {
+            if (!tunes_shape(key_of(*row), s)) continue;
+            picked.push_back(*row);
+            break;
+        }
+    }
+    return picked;
+}
+
+std::size_t merge_tune_json_parts(const std::filesystem::path& file, const std::vector<std::filesystem::path>& parts,
+                                  const std::vector<BenchShape>& shapes) {
+    nlohmann::json finished = nlohmann::json::array();
+    for (const std::filesystem::path& part : parts) {
+        for (const nlohmann::json& row : read_tune_json(part)) finished.push_back(row);
+    }
+    const nlohmann::json updates = tune_json_for_shapes(finished, shapes);
+    if (!updates.empty()) write_tune_json(file, merge_tune_json(read_tune_json(file), updates));
+    return updates.size();
+}
+
+}  // namespace mqajit::tools

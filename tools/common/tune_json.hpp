@@ -1,0 +1,42 @@
+#pragma once
+// `mqajit tune --json-file FILE`: one row per tuned shape in the layout `mqajit bench --json-file`
+// writes, so `mqajit report --bench FILE --markdown` reads the tuner's run directly, plus every
+// candidate's outcome. A rerun keeps the file's other rows (a retuned shape replaces its row), and
+// the parts written by `--devices` workers merge into it the same way.
+
+#include <filesystem>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/common/shapes.hpp"
+#include "tools/common/tuner.hpp"
+
+namespace mqajit::tools {
+
+// The row of one finished shape. `variants_us` holds every verified variant's median (a pruned
+// one's probe median, its name also listed in `pruned`); `candidates` lists every candidate with
+// its outcome: verified or rejected with the reason, pruned or not, median and runs.
+nlohmann::json tune_json_row(const ShapeResult& result, const TuneSettings& settings);
+
+// The rows of a tune JSON file: an empty array when the file does not exist. Throws
+// Error(invalid_argument) when it is not an array of objects.
+nlohmann::json read_tune_json(const std::filesystem::path& path);
+
+// Writes `rows` beside `path` and renames the file into place. Throws Error(io) on failure.
+void write_tune_json(const std::filesystem::path& path, const nlohmann::json& rows);
+
+// The rows of `base` then of `updates`; each replaces an earlier row of its shape (arch, cu_num,
+// heads, head_dim, seq_len, seq_len_kv) in place or is appended. Nothing else is dropped.
+nlohmann::json merge_tune_json(const nlohmann::json& base, const nlohmann::json& updates);
+
+// For each shape in order, the last of `rows` that tunes it (as rows_for_shapes picks CSV rows).
+nlohmann::json tune_json_for_shapes(const nlohmann::json& rows, const std::vector<BenchShape>& shapes);
+
+// Merges the `--devices` workers' JSON files (`parts`; a missing one counts as empty) into `file`:
+// its rows are kept, a retuned shape replaces its row in place, new rows follow in the order of
+// `shapes`. Returns how many rows the parts gave for `shapes`; `file` is not written when none.
+std::size_t merge_tune_json_parts(const std::filesystem::path& file, const std::vector<std::filesystem::path>& parts,
+                                  const std::vector<BenchShape>& shapes);
+
+}  // namespace mqajit::tools

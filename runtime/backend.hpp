@@ -39,5 +39,7 @@ Backend& backend_for(const Arch& arch);
 Backend& backend_for(Vendor vendor);
 // Every backend this build has.
 std::vector<Backend*> all_backends();
+// The backend whose driver sees a GPU, CUDA first; with none, CUDA's (whose errors say why).
+Backend& live_backend();
 
 }  // namespace mqajit

@@ -32,4 +32,11 @@ Backend& backend_for(const Arch& arch) { return backend_for(arch.vendor); }
 
 std::vector<Backend*> all_backends() { return {&cuda_backend(), &hip_backend()}; }
 
+Backend& live_backend() {
+    // NOTES: ROCm is opened only where CUDA sees no device, so an NVIDIA machine never loads it.
+    if (cuda_backend().device_count() > 0) return cuda_backend();
+    if (hip_backend().device_count() > 0) return hip_backend();
+    return cuda_backend();
+}
+
 }  // namespace mqajit

@@ -85,12 +85,15 @@ ClangHipCompiler::ClangHipCompiler(std::span<const std::string> candidates) {
                 fmt::join(tried, "; "));
 }
 
-std::vector<std::string> ClangHipCompiler::base_options(const std::string& arch) const {
+std::vector<std::string> ClangHipCompiler::options_for(const std::string& arch) {
     // NOTES: --offload-device-only with --no-gpu-bundle-output gives a plain AMDGPU ELF that
     // hipModuleLoadData takes; -nogpuinc/-nogpulib keep ROCm's headers and device libraries out
     // (Debian's are too old for gfx942/gfx950); the remarks carry VGPRs, AGPRs, LDS and spills.
+    // Code object v5: clang-22 makes v6 by default, while v5 is what ROCm 6's own compiler emits,
+    // so every ROCm 6 runtime loads it.
     return {"-x", "hip", "--offload-device-only", "--no-gpu-bundle-output", "-nogpuinc", "-nogpulib",
-            "--offload-arch=" + arch, "-O3", "-std=c++17", "-DNDEBUG", "-Rpass-analysis=kernel-resource-usage"};
+            "--offload-arch=" + arch, "-mcode-object-version=5", "-O3", "-std=c++17", "-DNDEBUG",
+            "-Rpass-analysis=kernel-resource-usage"};
 }
 
 CompileResult ClangHipCompiler::compile(const CompileRequest& request) const {

@@ -23,7 +23,10 @@ public:
 
     std::string name() const override { return "clang-hip"; }
     std::string version() const override { return version_; }  // "22.1.8"
-    std::vector<std::string> base_options(const std::string& arch) const override;
+    std::vector<std::string> base_options(const std::string& arch) const override { return options_for(arch); }
+    // The options every compile gets; they depend on nothing but the arch, so the cache key of a code
+    // object can be made on a machine without clang (runtime/hip_kernel_source.cpp does).
+    static std::vector<std::string> options_for(const std::string& arch);
     // Writes the source and headers to a temporary folder, runs clang, returns the code object (an
     // AMDGPU ELF, not an offload bundle) and the usage from clang's resource-usage remarks.
     CompileResult compile(const CompileRequest& request) const override;

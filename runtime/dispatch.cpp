@@ -8,9 +8,12 @@
 
 #include "codegen/families.hpp"
 #include "codegen/prebuilt.hpp"
+#include "codegen/prebuilt_amd.hpp"
 #include "core/check.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
+#include "runtime/arch_override.hpp"
+#include "runtime/hip_kernel_source.hpp"
 #include "tuning_db/tuning_db.hpp"
 #include "variants/registry.hpp"
 
@@ -34,6 +37,25 @@ namespace {
 std::optional<DiskCache> make_disk_cache() {
     if (settings().disable_disk_cache) return std::nullopt;
     return DiskCache(settings().cache_dir / "kernels");
+}
+
+// NOTES: an AMD device runs the clang-built mfma baseline; every other arch the nvcc fatbin's.
+PrebuiltBaseline baseline_for(const Arch& arch, int heads, int head_dim) {
+    if (arch.vendor == Vendor::amd) return prebuilt_amd_baseline(arch, heads, head_dim);
+    return prebuilt_baseline(arch, heads, head_dim);
+}
+
+std::span<const char> prebuilt_binary_for(const Arch& arch) {
+    return arch.vendor == Vendor::amd ? prebuilt_amd_code_object(arch) : prebuilt_fatbin();
+}
+
+// True the first time `topic` is seen in this process: one failure that hits every variant (hiprtc
+// missing, a kernel built for another arch) is one warning, not one per tuned row.
+bool first_time(const std::string& topic) {
+    static std::mutex mutex;
+    static std::set<std::string> seen;
+    const std::lock_guard lock(mutex);
+    return seen.insert(topic).second;
 }
 
 }  // namespace
@@ -63,13 +85,16 @@ Dispatcher& Dispatcher::instance() {
 }
 
 Dispatcher::Dispatcher()
-    : backend_(backend_for(Vendor::nvidia)),
+    : backend_(live_backend()),
       cache_(make_disk_cache(), static_cast<std::size_t>(settings().memory_cache_capacity)) {}
 
 Dispatcher::DeviceState& Dispatcher::state_for(Device& device) {
     std::lock_guard lock(mutex_);
     auto& slot = devices_[device.ordinal()];
-    if (!slot) slot = std::make_unique<DeviceState>(device);
+    if (!slot) {
+        slot = std::make_unique<DeviceState>(device);
+        warn_if_arch_override_differs(settings().arch_override, slot->arch);
+    }
     return *slot;
 }
 
@@ -81,7 +106,7 @@ void Dispatcher::run(MqaLogitsArgs& args, const MqaLogitsOptions& options) {
         launch(state.device, *resolved.variant, *resolved.kernel, args, options.stream);
         return;
     }
-    const PrebuiltBaseline baseline = prebuilt_baseline(state.arch, args.shape.heads, args.shape.head_dim);
+    const PrebuiltBaseline baseline = baseline_for(state.arch, args.shape.heads, args.shape.head_dim);
     auto kernel = prebuilt_kernel(state, baseline.kernel_name);
     launch(state.device, baseline.variant, *kernel, args, options.stream);
 }
@@ -148,8 +173,13 @@ const Dispatcher::Resolved& Dispatcher::resolve(DeviceState& state, const Proble
             resolved.kernel = jit_kernel(state, *resolved.variant, shape);
         } catch (const Error& e) {
             if (!requested.empty()) throw;
-            log().warn("variant {} is unavailable on {}, using the baseline kernel instead: {}",
-                       resolved.variant->name(), state.arch.name, e.what());
+            if (first_time(state.arch.target_id() + "|" + e.what())) {
+                log().warn("variant {} is unavailable on {}, using the baseline kernel instead: {}",
+                           resolved.variant->name(), state.arch.name, e.what());
+            } else {
+                log().debug("variant {} is unavailable on {} for the reason warned about before; using the baseline",
+                            resolved.variant->name(), state.arch.name);
+            }
             resolved = {std::nullopt, fmt::format("{} failed to build: {}", resolved.variant->name(), e.what()), nullptr};
         }
     }
@@ -161,6 +191,9 @@ const Dispatcher::Resolved& Dispatcher::resolve(DeviceState& state, const Proble
 
 std::shared_ptr<LoadedKernel> Dispatcher::jit_kernel(DeviceState& state, const Variant& variant,
                                                      const ProblemShape& shape) {
+    if (state.arch.vendor == Vendor::amd) {
+        return HipKernelSource::instance().get(cache_, state.device, variant, shape.heads, shape.head_dim);
+    }
     const Compiler& compiler = backend_.compiler();
     return cache_.get(state.device, compiler, kernel_key_for(variant, shape.heads, shape.head_dim, state.arch, compiler),
                       [&] { return compile_request_for(variant, shape.heads, shape.head_dim, state.arch); });
@@ -169,7 +202,7 @@ std::shared_ptr<LoadedKernel> Dispatcher::jit_kernel(DeviceState& state, const V
 std::shared_ptr<LoadedKernel> Dispatcher::prebuilt_kernel(DeviceState& state, const std::string& name) {
     std::lock_guard lock(state.mutex);
     auto& slot = state.prebuilt[name];
-    if (!slot) slot = state.device.load(prebuilt_fatbin(), name);
+    if (!slot) slot = state.device.load(prebuilt_binary_for(state.arch), name);
     return slot;
 }
 
@@ -181,6 +214,9 @@ void Dispatcher::launch(Device& device, const Variant& variant, LoadedKernel& ke
 
 void Dispatcher::run_reference(MqaLogitsArgs& args, void* stream) {
     DeviceState& state = state_for(*backend_.current_device());
+    MQAJIT_CHECK_KIND(unsupported, state.arch.vendor == Vendor::nvidia,
+                      "the reference kernel is built for NVIDIA GPUs only; {} ({}) has none", state.device.name(),
+                      state.arch.target_id());
     auto kernel = prebuilt_kernel(state, kReferenceKernelName);
     LaunchConfig config;
     config.grid_x = static_cast<unsigned>((args.shape.seq_len_kv + 127) / 128);

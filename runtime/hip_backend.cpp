@@ -1,24 +1,35 @@
 #include "runtime/hip_backend.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/check.hpp"
+#include "core/log.hpp"
+#include "runtime/hip_device_query.hpp"
 
 namespace mqajit {
 
 HipBackend::Libraries HipBackend::default_libraries() {
-    return {.runtime = HipApi::default_candidates(), .clang = ClangHipCompiler::default_candidates()};
+    return {.runtime = HipApi::default_candidates(),
+            .hiprtc = HiprtcApi::default_candidates(),
+            .clang = ClangHipCompiler::default_candidates()};
 }
 
 HipBackend::HipBackend(Libraries libraries) : libraries_(std::move(libraries)) {}
 
 const Compiler& HipBackend::compiler() const {
     const std::lock_guard lock(compiler_mutex_);
-    // NOTES: a failed search is not remembered: clang may be installed between calls. At run time
-    // on a ROCm machine hiprtc would be the natural choice, but Debian's hiprtc 5.2 crashes on
-    // gfx94x/gfx95x, so the code objects come from clang ahead of time either way.
+    // NOTES: a failed search is not remembered: clang may be installed between calls.
     if (compiler_ == nullptr) compiler_ = std::make_unique<ClangHipCompiler>(libraries_.clang);
     return *compiler_;
+}
+
+const Compiler& HipBackend::runtime_compiler() const {
+    const std::lock_guard lock(compiler_mutex_);
+    if (runtime_compiler_ == nullptr) {
+        runtime_compiler_ = std::make_unique<HiprtcCompiler>(HiprtcApi::load(libraries_.hiprtc));
+    }
+    return *runtime_compiler_;
 }
 
 const HipBackend::Runtime& HipBackend::runtime() const {
@@ -44,33 +55,48 @@ const HipBackend::Runtime& HipBackend::runtime() const {
                                                       api.library_path(), api.describe(initialised))};
             return;
         }
-        runtime_.gpu_count = count;
-        runtime_.status = {.available = false,
-                           .message = fmt::format("HIP runtime found ({}) with {} AMD GPU(s), but this build cannot "
-                                                  "run kernels on AMD GPUs yet (ahead-of-time code objects only)",
-                                                  api.library_path(), count)};
+        try {
+            int version = 0;
+            hip_check(api, api.hipRuntimeGetVersion(&version), "hipRuntimeGetVersion");
+            std::vector<std::string> devices;
+            for (int ordinal = 0; ordinal < count; ++ordinal) devices.push_back(describe(query_hip_device(api, ordinal)));
+            runtime_.device_count = count;
+            runtime_.status = {.available = true,
+                               .message = fmt::format("HIP runtime {}, {} device(s): {}", format_hip_version(version),
+                                                      count, fmt::join(devices, ", "))};
+        } catch (const Error& e) {
+            runtime_.status = {.available = false, .message = fmt::format("HIP runtime found but unusable: {}", e.what())};
+        }
     });
     return runtime_;
 }
 
 DriverStatus HipBackend::driver_status() const { return runtime().status; }
 
-int HipBackend::device_count() const { return 0; }
-
-void HipBackend::refuse_device() const {
-    const Runtime& state = runtime();
-    MQAJIT_CHECK_KIND(not_found, state.api != nullptr && state.gpu_count > 0, "no AMD device to open: {}",
-                      state.status.message);
-    MQAJIT_FAIL(unsupported,
-                "running kernels on AMD GPUs is not implemented in this build (HIP module load and launch are "
-                "missing); use `mqajit aot --arch gfx950` for code objects, or an NVIDIA GPU to run");
-}
+int HipBackend::device_count() const { return runtime().device_count; }
 
 std::shared_ptr<Device> HipBackend::open_device(int ordinal) {
     MQAJIT_CHECK(ordinal >= 0, "device ordinal {} is negative", ordinal);
-    refuse_device();
+    const Runtime& state = runtime();
+    MQAJIT_CHECK_KIND(not_found, state.status.available, "no AMD device to open: {}", state.status.message);
+    MQAJIT_CHECK(ordinal < state.device_count, "AMD device {} does not exist; this machine has {} (ordinals 0 to {})",
+                 ordinal, state.device_count, state.device_count - 1);
+    const std::lock_guard lock(devices_mutex_);
+    std::shared_ptr<HipDevice>& device = devices_[ordinal];
+    if (device == nullptr) {
+        device = std::make_shared<HipDevice>(state.api, ordinal);
+        log().debug("opened AMD device {}: {} ({}, {} CUs, {} bytes LDS per workgroup)", ordinal, device->name(),
+                    device->arch(), device->multiprocessor_count(), device->max_shared_bytes_per_block());
+    }
+    return device;
 }
 
-std::shared_ptr<Device> HipBackend::current_device() { refuse_device(); }
+std::shared_ptr<Device> HipBackend::current_device() {
+    const Runtime& state = runtime();
+    MQAJIT_CHECK_KIND(not_found, state.status.available, "no AMD device: {}", state.status.message);
+    int ordinal = 0;
+    hip_check(*state.api, state.api->hipGetDevice(&ordinal), "hipGetDevice");
+    return open_device(ordinal);
+}
 
 }  // namespace mqajit

@@ -1,11 +1,9 @@
 #pragma once
-// The AMD backend: clang (offline) for compiling code objects with no GPU, and the HIP runtime,
-// opened at run time, for devices. A missing runtime is a normal state reported by driver_status().
-//
-// NOTES: what is not built yet says so: running kernels on an AMD GPU (HipDevice: module load and
-// launch through hipModuleLaunchKernel) is not implemented, so open_device() throws
-// Error(unsupported) even where a HIP runtime answers; nothing here pretends a device works.
+// The AMD backend: clang (offline) for compiling code objects with no GPU, hiprtc for compiling at
+// run time, and the HIP runtime for devices. ROCm's libraries are opened at run time; a missing
+// runtime is a normal state reported by driver_status() in one line.
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,7 +11,9 @@
 
 #include "runtime/backend.hpp"
 #include "runtime/compiler_clang_hip.hpp"
+#include "runtime/compiler_hiprtc.hpp"
 #include "runtime/hip_api.hpp"
+#include "runtime/hip_device.hpp"
 
 namespace mqajit {
 
@@ -21,6 +21,7 @@ class HipBackend final : public Backend {
 public:
     struct Libraries {
         std::vector<std::string> runtime;  // tried in order for libamdhip64
+        std::vector<std::string> hiprtc;   // tried in order for libhiprtc
         std::vector<std::string> clang;    // tried in order for the offline compiler
     };
     static Libraries default_libraries();
@@ -29,28 +30,35 @@ public:
 
     std::string name() const override { return "hip"; }
     Vendor vendor() const override { return Vendor::amd; }
-    // The offline clang compiler (code objects for gfx942/gfx950 without a GPU or ROCm).
+    // The offline clang compiler (code objects for gfx942/gfx950 without a GPU or ROCm): what
+    // `mqajit aot` uses.
     const Compiler& compiler() const override;
+    // hiprtc, what dispatch compiles with on an AMD device; throws Error(not_found) without libhiprtc
+    // and Error(unsupported) for a hiprtc older than 6.0.
+    const Compiler& runtime_compiler() const;
     DriverStatus driver_status() const override;
-    int device_count() const override;  // 0: no AMD device can be opened by this build
+    int device_count() const override;
     std::shared_ptr<Device> open_device(int ordinal) override;
+    // The HIP runtime's current device of the calling thread (device 0 unless the program chose).
     std::shared_ptr<Device> current_device() override;
 
 private:
     struct Runtime {
         std::shared_ptr<const HipApi> api;  // null when the library could not be used
         DriverStatus status;
-        int gpu_count = 0;                  // what the runtime reported
+        int device_count = 0;
     };
     // Loads the runtime and calls hipInit once; never throws.
     const Runtime& runtime() const;
-    [[noreturn]] void refuse_device() const;
 
     Libraries libraries_;
     mutable std::once_flag runtime_once_;
     mutable Runtime runtime_;
     mutable std::mutex compiler_mutex_;
     mutable std::unique_ptr<ClangHipCompiler> compiler_;
+    mutable std::unique_ptr<HiprtcCompiler> runtime_compiler_;
+    std::mutex devices_mutex_;
+    std::map<int, std::shared_ptr<HipDevice>> devices_;
 };
 
 }  // namespace mqajit

@@ -1,5 +1,5 @@
 // The HIP backend on a machine without ROCm (this one): one-line status, no device, clear refusals,
-// and the offline clang compiler still turns HIP source into an AMD code object.
+// and the offline clang compiler (library and CLI) still turns HIP source into an AMD code object.
 
 #include <doctest/doctest.h>
 
@@ -14,13 +14,16 @@
 #include "runtime/hip_backend.hpp"
 #include "runtime/hiprtc_api.hpp"
 #include "tests/error_kind.hpp"
+#include "tests/support.hpp"
 
 using namespace mqajit;
 
 namespace {
 
 HipBackend backend_without_runtime() {
-    return HipBackend({.runtime = {"/nonexistent/libamdhip64.so"}, .clang = ClangHipCompiler::default_candidates()});
+    return HipBackend({.runtime = {"/nonexistent/libamdhip64.so"},
+                       .hiprtc = {"/nonexistent/libhiprtc.so"},
+                       .clang = ClangHipCompiler::default_candidates()});
 }
 
 // The installed clang-22, or nullopt (with a message) where it is not installed.
@@ -66,10 +69,37 @@ TEST_CASE("hip backend: AMD archs get the HIP backend, whose compiler needs no G
     CHECK(backend.name() == "hip");
     CHECK(&backend == &backend_for(Arch::parse("gfx942:sramecc+:xnack-")));
     CHECK(&backend == &backend_for(Vendor::amd));
-    CHECK(backend.device_count() == 0);  // this build runs nothing on AMD GPUs yet
     if (!installed_clang()) return;
     CHECK(backend.compiler().name() == "clang-hip");
     CHECK(backend.compiler().version().starts_with("22."));
+}
+
+TEST_CASE("hip backend: on a machine without ROCm the library starts and says so in one line") {
+    // The process-wide backend with the default search (libamdhip64.so, .so.7, .so.6, /opt/rocm/lib).
+    Backend& backend = backend_for(Vendor::amd);
+    const DriverStatus status = backend.driver_status();
+    if (status.available) {
+        MESSAGE("skipped: this machine has a HIP runtime with a device: " << status.message);
+        return;
+    }
+    CHECK(status.message.find('\n') == std::string::npos);
+    CHECK((status.message.starts_with("no HIP runtime: ") || status.message.starts_with("HIP runtime found")));
+    CHECK(backend.device_count() == 0);
+    // Dispatch picks a backend with a device; with none it keeps CUDA's, whose error says why.
+    if (backend_for(Vendor::nvidia).device_count() == 0) CHECK(&live_backend() == &backend_for(Vendor::nvidia));
+}
+
+TEST_CASE("hip backend: the CLI compiles AMD code objects on a machine without ROCm") {
+    if (!installed_clang()) return;
+    const mqajit::testing::TempDir cache("hip-no-runtime-cli");
+    std::string output;
+    const int exit_code = mqajit::testing::run_command(
+        "MQAJIT_CACHE_DIR=" + cache.path().string() + " " + mqajit::testing::cli_path().string() +
+            " aot --arch gfx942:sramecc+:xnack- --variants mfma32x32x16_bkv64_r1_w4_lds2 --heads 32 --head-dim 64 2>&1",
+        &output);
+    INFO(output);
+    CHECK(exit_code == 0);
+    CHECK(output.find("1 of 1 kernel(s) ok") != std::string::npos);
 }
 
 TEST_CASE("hip api / hiprtc api: missing libraries are reported with every path tried") {

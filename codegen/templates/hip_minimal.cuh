@@ -1,15 +1,27 @@
 #pragma once
-// The few HIP device-side names the gfx9 kernels use, for clang -x hip -nogpuinc -nogpulib.
+// The few HIP device-side names the gfx9 kernels use, for clang -x hip -nogpuinc -nogpulib and hiprtc.
 // NOTES: Debian's HIP 5.2 headers do not know gfx942/gfx950, and a code object needs none of the
 // runtime's host API, so the device environment is spelled out here with clang builtins only.
 
 #if defined(__HIP_DEVICE_COMPILE__)
 
+// NOTES: hiprtc defines these names itself before the source is read (clang -x hip with
+// -nogpuinc does not), so each is defined only where it is missing.
+#ifndef __global__
 #define __global__ __attribute__((global))
+#endif
+#ifndef __device__
 #define __device__ __attribute__((device))
+#endif
+#ifndef __host__
 #define __host__ __attribute__((host))
+#endif
+#ifndef __shared__
 #define __shared__ __attribute__((shared))
+#endif
+#ifndef __forceinline__
 #define __forceinline__ inline __attribute__((always_inline))
+#endif
 
 namespace hip_minimal {
 

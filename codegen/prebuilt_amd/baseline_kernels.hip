@@ -1,0 +1,24 @@
+// The AMD baseline kernels, compiled by clang-22 at build time into one code object per arch
+// (codegen/prebuilt_amd/CMakeLists.txt): the gfx9 mfma template at the variant of gfx9_baseline.hpp,
+// for every heads/head_dim the baseline serves, under the NVIDIA baseline's kernel names.
+
+#include "gfx9_baseline.hpp"
+#include "gfx9_mqa_logits.cuh"
+
+#if defined(__gfx950__)
+#define MQA_GFX9_BASELINE_K MQA_GFX9_BASELINE_K_GFX950
+#elif defined(__gfx942__)
+#define MQA_GFX9_BASELINE_K MQA_GFX9_BASELINE_K_GFX942
+#else
+#error "the AMD baseline is built for gfx942 and gfx950 only"
+#endif
+
+#define MQA_GFX9_BASELINE_KERNEL(HEADS, HEAD_DIM)                                                           \
+    MQA_GFX9_MQA_LOGITS_KERNEL(mqa_logits_baseline_h##HEADS##_d##HEAD_DIM, HEADS, HEAD_DIM, MQA_GFX9_BASELINE_M, \
+                               MQA_GFX9_BASELINE_K, MQA_GFX9_BASELINE_BLOCK_KV, MQA_GFX9_BASELINE_ROWS,       \
+                               MQA_GFX9_BASELINE_WAVES, MQA_GFX9_BASELINE_BUFFERS)
+
+MQA_GFX9_BASELINE_KERNEL(32, 64)
+MQA_GFX9_BASELINE_KERNEL(32, 128)
+MQA_GFX9_BASELINE_KERNEL(64, 64)
+MQA_GFX9_BASELINE_KERNEL(64, 128)

@@ -1,0 +1,125 @@
+#include "runtime/hip_kernel_source.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/check.hpp"
+#include "core/log.hpp"
+#include "runtime/backend.hpp"
+#include "runtime/compiler_clang_hip.hpp"
+#include "runtime/dispatch.hpp"
+#include "runtime/hip_backend.hpp"
+
+namespace mqajit {
+namespace {
+
+// Stands in for the clang that ran `mqajit aot`: the same name, version and options, so it makes the
+// same cache keys, but it never compiles. A miss is Error(not_found).
+class AheadOfTimeClang final : public Compiler {
+public:
+    explicit AheadOfTimeClang(std::string version) : version_(std::move(version)) {}
+    std::string name() const override { return "clang-hip"; }
+    std::string version() const override { return version_; }
+    std::vector<std::string> base_options(const std::string& arch) const override {
+        return ClangHipCompiler::options_for(arch);
+    }
+    CompileResult compile(const CompileRequest& request) const override {
+        MQAJIT_FAIL(not_found, "no code object of {} for {} from `mqajit aot` (clang {}) in the kernel cache",
+                    request.kernel_name, request.arch, version_);
+    }
+
+private:
+    std::string version_;
+};
+
+bool is_entry_name(const std::string& name) {
+    return name.size() == 32 && name.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+}  // namespace
+
+KernelKey runtime_kernel_key(const Variant& variant, int heads, int head_dim, const Arch& live,
+                             const Compiler& compiler) {
+    KernelKey key = kernel_key_for(variant, heads, head_dim, live, compiler);
+    key.arch = live.target_id();
+    return key;
+}
+
+CompileRequest runtime_compile_request(const Variant& variant, int heads, int head_dim, const Arch& live) {
+    CompileRequest request = compile_request_for(variant, heads, head_dim, live);
+    request.arch = live.target_id();
+    return request;
+}
+
+std::vector<std::string> clang_hip_versions_in(const std::filesystem::path& root) {
+    std::vector<std::string> versions;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
+        if (!is_entry_name(entry.path().filename().string())) continue;
+        std::ifstream meta(entry.path() / "meta.json");
+        const nlohmann::json json = nlohmann::json::parse(meta, nullptr, /*allow_exceptions=*/false);
+        if (!json.is_object() || json.value("compiler", "") != "clang-hip") continue;
+        const std::string version = json.value("compiler_version", "");
+        if (!version.empty() && std::ranges::find(versions, version) == versions.end()) versions.push_back(version);
+    }
+    std::ranges::sort(versions, std::greater<>());
+    return versions;
+}
+
+HipKernelSource::HipKernelSource(CompilerProvider runtime_compiler) : runtime_compiler_(std::move(runtime_compiler)) {}
+
+HipKernelSource& HipKernelSource::instance() {
+    static HipKernelSource source(
+        []() -> const Compiler& { return dynamic_cast<HipBackend&>(backend_for(Vendor::amd)).runtime_compiler(); });
+    return source;
+}
+
+const std::vector<std::string>& HipKernelSource::aot_versions(const std::filesystem::path& root) {
+    const std::lock_guard lock(versions_mutex_);
+    // NOTES: the folder is read once per process: a code object aot adds later is found by the
+    // next process, while this one compiles with hiprtc.
+    if (!versions_ || versions_root_ != root) {
+        versions_ = clang_hip_versions_in(root);
+        versions_root_ = root;
+    }
+    return *versions_;
+}
+
+std::shared_ptr<LoadedKernel> HipKernelSource::ahead_of_time(KernelCache& cache, Device& device,
+                                                             const Variant& variant, int heads, int head_dim,
+                                                             const Arch& target) {
+    const std::filesystem::path& root = cache.disk()->root();
+    for (const std::string& version : aot_versions(root)) {
+        const AheadOfTimeClang clang(version);
+        const CompileRequest request = compile_request_for(variant, heads, head_dim, target);
+        if (!std::filesystem::exists(root / DiskCache::key_for(clang, request))) continue;
+        try {
+            return cache.get(device, clang, kernel_key_for(variant, heads, head_dim, target, clang),
+                             [&] { return request; });
+        } catch (const Error& e) {
+            log().debug("the aot code object of {} (clang {}) did not load, trying the next source: {}",
+                        variant.name(), version, e.what());
+        }
+    }
+    return nullptr;
+}
+
+std::shared_ptr<LoadedKernel> HipKernelSource::get(KernelCache& cache, Device& device, const Variant& variant,
+                                                   int heads, int head_dim) {
+    const Arch live = Arch::parse(device.arch());
+    // NOTES: aot builds for the bare processor ("gfx942"), whose code object runs with any
+    // sramecc/xnack setting, so it is looked up without the device's flags.
+    Arch processor = live;
+    processor.features.clear();
+    if (cache.disk()) {
+        if (auto kernel = ahead_of_time(cache, device, variant, heads, head_dim, processor)) return kernel;
+    }
+    const Compiler& compiler = runtime_compiler_();
+    return cache.get(device, compiler, runtime_kernel_key(variant, heads, head_dim, live, compiler),
+                     [&] { return runtime_compile_request(variant, heads, head_dim, live); });
+}
+
+}  // namespace mqajit

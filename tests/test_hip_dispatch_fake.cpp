@@ -1,0 +1,188 @@
+// mqa_logits() end to end on a fake AMD device: a child process finds the fake libamdhip64 and
+// libhiprtc of tests/fake_hip/ by their real names (LD_LIBRARY_PATH), so the library's own
+// dispatcher runs as it would on an MI355X: live-arch lookups despite MQAJIT_ARCH, hiprtc for the
+// full target ID, aot code objects without hiprtc, and the baseline with one warning when the
+// kernel is for another arch or hiprtc is missing. Nothing is computed: the fake records launches.
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "codegen/family_support.hpp"
+#include "codegen/prebuilt_amd.hpp"
+#include "mqajit/error.hpp"
+#include "mqajit/mqa_logits.hpp"
+#include "runtime/backend.hpp"
+#include "runtime/compiler_clang_hip.hpp"
+#include "tests/hip_fakes.hpp"
+#include "tests/support.hpp"
+
+using namespace mqajit;
+
+namespace {
+
+constexpr int kHeads = 32;
+constexpr int kHeadDim = 128;
+
+// One call on host memory (the fake device's memory is host memory); prints what served it.
+void call_once(const mqajit::testing::FakeRocm& rocm, std::int64_t seq_len, std::int64_t seq_len_kv) {
+    std::vector<unsigned char> q(seq_len * kHeads * kHeadDim), kv(seq_len_kv * kHeadDim);
+    std::vector<float> scales(seq_len_kv, 1.0f), weights(seq_len * kHeads, 1.0f), logits(seq_len * seq_len_kv);
+    std::vector<int> starts(seq_len, 0), ends(seq_len, static_cast<int>(seq_len_kv));
+    DispatchReport report;
+    try {
+        mqa_logits(TensorView::contiguous(q.data(), DType::float8_e4m3, {seq_len, kHeads, kHeadDim}),
+                   TensorView::contiguous(kv.data(), DType::float8_e4m3, {seq_len_kv, kHeadDim}),
+                   TensorView::contiguous(scales.data(), DType::float32, {seq_len_kv}),
+                   TensorView::contiguous(weights.data(), DType::float32, {seq_len, kHeads}),
+                   TensorView::contiguous(starts.data(), DType::int32, {seq_len}),
+                   TensorView::contiguous(ends.data(), DType::int32, {seq_len}),
+                   TensorView::contiguous(logits.data(), DType::float32, {seq_len, seq_len_kv}),
+                   MqaLogitsOptions{.report = &report});
+    } catch (const Error& e) {
+        std::printf("ERROR %s\n", e.what());
+        return;
+    }
+    const FakeHipLaunch& launch = rocm.last_launch();
+    std::printf("RESULT %s launched %s block %u\nREASON %s\n", report.kernel.c_str(), launch.kernel, launch.block[0],
+                report.reason.c_str());
+}
+
+// args: "hiprtc" | "wrong-arch" | "no-hiprtc", then seq_len:seq_len_kv pairs.
+MQAJIT_TEST_CHILD("hip-dispatch", [](const std::vector<std::string>& args) {
+    const bool with_hiprtc = args.at(0) != "no-hiprtc";
+    const mqajit::testing::FakeRocm rocm("libamdhip64.so", with_hiprtc ? "libhiprtc.so" : "");
+    rocm.devices({mqajit::testing::kFakeMi355x});
+    if (with_hiprtc) rocm.hiprtc(6, 2, false, args.at(0) == "wrong-arch" ? "gfx942" : nullptr);
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        const std::size_t colon = args[i].find(':');
+        call_once(rocm, std::stoll(args[i].substr(0, colon)), std::stoll(args[i].substr(colon + 1)));
+    }
+    if (with_hiprtc) std::printf("HIPRTC %d compile(s), last: %s\n", rocm.hiprtc_compiles(), rocm.hiprtc_options().c_str());
+    std::fflush(stdout);
+    return 0;
+});
+
+// A folder where the fake libraries go by ROCm's names, and a kernel cache, for one child run.
+class FakeRocmInstall {
+public:
+    explicit FakeRocmInstall(bool with_hiprtc) : dir_("fake-rocm") {
+        std::filesystem::create_directories(dir_.path() / "lib");
+        std::filesystem::create_symlink(MQAJIT_FAKE_AMDHIP64, dir_.path() / "lib" / "libamdhip64.so");
+        if (with_hiprtc) std::filesystem::create_symlink(MQAJIT_FAKE_HIPRTC, dir_.path() / "lib" / "libhiprtc.so");
+    }
+    std::filesystem::path cache() const { return dir_.path() / "cache"; }
+
+    // Runs the child with `environment` (VAR=value ...) added; returns stdout and stderr together.
+    std::string run(const std::string& environment, const std::string& mode, const std::string& shapes) const {
+        const std::string command =
+            "LD_LIBRARY_PATH=" + (dir_.path() / "lib").string() + " MQAJIT_CACHE_DIR=" + cache().string() +
+            " MQAJIT_SYSTEM_DB=" MQAJIT_BINARY_DIR "/share/mqajit/system_tuning.db " + environment + " " +
+            std::filesystem::read_symlink("/proc/self/exe").string() + " --mqajit-child=hip-dispatch " + mode + " " +
+            shapes + " 2>&1";
+        std::string output;
+        const int exit_code = mqajit::testing::run_command(command, &output);
+        INFO(output);
+        CHECK(exit_code == 0);
+        return output;
+    }
+
+private:
+    mqajit::testing::TempDir dir_;
+};
+
+int count(const std::string& text, const std::string& needle) {
+    int found = 0;
+    for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++found;
+    return found;
+}
+
+// Where a real GPU answers, the child would dispatch to it, not to the fake.
+bool real_gpu_present() {
+    if (backend_for(Vendor::nvidia).device_count() == 0 && backend_for(Vendor::amd).device_count() == 0) return false;
+    MESSAGE("skipped: a real GPU is present, so dispatch would not reach the fake AMD device");
+    return true;
+}
+
+const std::string kBaselineKernel = "mqa_logits_baseline_h32_d128";
+// The gfx950 rows for (cu_num 256, H 32, D 128) of the shipped GLM-5 table.
+const std::string kVariantA = "mfma32x32x64_bkv64_r1_w2_lds2";  // seq_len 256, seq_len_kv 4096
+const std::string kVariantB = "mfma32x32x64_bkv64_r2_w2_lds3";  // seq_len 1024, seq_len_kv 4096
+
+}  // namespace
+
+TEST_CASE("hip dispatch (fake MI355X): rows are looked up with the live arch despite MQAJIT_ARCH, and hiprtc "
+          "builds for the full target ID") {
+    if (real_gpu_present()) return;
+    const FakeRocmInstall rocm(/*with_hiprtc=*/true);
+    const std::string output = rocm.run("MQAJIT_ARCH=gfx942", "hiprtc", "256:4096");
+    INFO(output);
+    const std::string kernel = generated_kernel_name(Variant::parse(kVariantA), kHeads, kHeadDim);
+    CHECK(count(output, "RESULT " + kVariantA + " launched " + kernel + " block 128\n") == 1);
+    CHECK(count(output, "HIPRTC 1 compile(s), last: --offload-arch=gfx950:sramecc+:xnack- ") == 1);
+    CHECK(count(output, "MQAJIT_ARCH=gfx942 names gfx942, but the device is gfx950:sramecc+:xnack-") == 1);
+    CHECK(count(output, "using the baseline") == 0);
+}
+
+TEST_CASE("hip dispatch (fake MI355X): a kernel built for another arch never runs; the baseline serves, with one "
+          "warning") {
+    if (real_gpu_present()) return;
+    const FakeRocmInstall rocm(/*with_hiprtc=*/true);
+    const std::string output = rocm.run("", "wrong-arch", "256:4096 256:4096");
+    INFO(output);
+    CHECK(count(output, "HIPRTC 1 compile(s)") == 1);
+    CHECK(count(output, "variant " + kVariantA + " is unavailable on gfx950, using the baseline kernel instead") == 1);
+    CHECK(count(output, "was built for gfx942, which this gfx950:sramecc+:xnack- device cannot run") >= 1);
+    if (prebuilt_amd_archs().empty()) {
+        CHECK(count(output, "ERROR this build of mqajit has no AMD baseline kernel") == 2);
+        return;
+    }
+    CHECK(count(output, "RESULT baseline launched " + kBaselineKernel + " block 256\n") == 2);
+    CHECK(count(output, "REASON " + kVariantA + " failed to build: the code object of") == 2);
+}
+
+TEST_CASE("hip dispatch (fake MI355X): without hiprtc every tuned row falls back to the baseline with one warning") {
+    if (real_gpu_present()) return;
+    const FakeRocmInstall rocm(/*with_hiprtc=*/false);
+    const std::string output = rocm.run("", "no-hiprtc", "256:4096 1024:4096");
+    INFO(output);
+    CHECK(count(output, "using the baseline kernel instead: hiprtc (libhiprtc.so) not found") == 1);
+    CHECK(count(output, "using the baseline kernel instead") == 1);
+    if (prebuilt_amd_archs().empty()) {
+        CHECK(count(output, "ERROR this build of mqajit has no AMD baseline kernel") == 2);
+        return;
+    }
+    CHECK(count(output, "RESULT baseline launched " + kBaselineKernel + " block 256\n") == 2);
+    CHECK(count(output, "REASON " + kVariantA + " failed to build: hiprtc (libhiprtc.so) not found") == 1);
+    CHECK(count(output, "REASON " + kVariantB + " failed to build: hiprtc (libhiprtc.so) not found") == 1);
+
+    // With JIT off the baseline serves without a warning.
+    const std::string off = rocm.run("MQAJIT_DISABLE_JIT=1", "no-hiprtc", "256:4096");
+    CHECK(count(off, "RESULT baseline launched " + kBaselineKernel + " block 256\nREASON MQAJIT_DISABLE_JIT is set") == 1);
+    CHECK(count(off, "warning") == 0);
+}
+
+TEST_CASE("hip dispatch (fake MI355X): a code object from `mqajit aot` serves without hiprtc") {
+    if (real_gpu_present()) return;
+    try {
+        ClangHipCompiler clang;
+    } catch (const Error& e) {
+        MESSAGE("skipped: " << e.what());
+        return;
+    }
+    const FakeRocmInstall rocm(/*with_hiprtc=*/false);
+    std::string aot_output;
+    REQUIRE(mqajit::testing::run_command("MQAJIT_CACHE_DIR=" + rocm.cache().string() + " " +
+                                             mqajit::testing::cli_path().string() + " aot --arch gfx950 --variants " +
+                                             kVariantA + " --heads 32 --head-dim 128 2>&1",
+                                         &aot_output) == 0);
+    const std::string output = rocm.run("", "no-hiprtc", "256:4096");
+    INFO(aot_output);
+    INFO(output);
+    const std::string kernel = generated_kernel_name(Variant::parse(kVariantA), kHeads, kHeadDim);
+    CHECK(count(output, "RESULT " + kVariantA + " launched " + kernel + " block 128\n") == 1);
+    CHECK(count(output, "warning") == 0);
+}

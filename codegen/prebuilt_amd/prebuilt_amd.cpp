@@ -31,7 +31,7 @@ std::vector<std::string> prebuilt_amd_archs() {
     return archs;
 }
 
-std::span<const char> prebuilt_amd_code_object(const Arch& arch) {
+std::span<const char> prebuilt_amd_code_object([[maybe_unused]] const Arch& arch) {
 #if defined(MQAJIT_PREBUILT_AMD_GFX942)
     if (arch.name == "gfx942") {
         return {mqajit_prebuilt_amd_gfx942, static_cast<std::size_t>(mqajit_prebuilt_amd_gfx942_size)};

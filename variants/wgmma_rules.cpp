@@ -21,17 +21,15 @@ public:
     WgmmaRules()
         : for_32_heads_(parse_all({
               "wgmma64x128x32_bkv64_r4_w2_lds4",
-              "wgmma64x128x32_bkv128_r4_w2_lds3",
+              "wgmma64x128x32_bkv128_r4_w2_lds6",
               "wgmma64x128x32_bkv128_r4_w2_lds4",
               "wgmma64x128x32_bkv64_r4_w3_lds6",
               "wgmma64x128x32_bkv128_r4_w1_lds4",
-              "wgmma64x128x32_bkv64_r4_w3_lds4",
               "wgmma64x64x32_bkv128_r2_w2_lds4",
               "wgmma64x64x32_bkv64_r2_w3_lds6",
               "wgmma64x256x32_bkv64_r8_w2_lds4",
               "wgmma64x256x32_bkv64_r8_w1_lds4",
               "wgmma64x128x32_bkv64_r4_w4_lds4",
-              "wgmma64x128x32_bkv64_r4_w4_lds6",
               "wgmma64x128x32_bkv64_r4_w4_lds8",
               // pipelined (two accumulator sets): a warpgroup holds two stages, so more stages
               "wgmma64x128x32_bkv64_r4_w2_lds6",
@@ -68,6 +66,13 @@ public:
         }
         if (v.stages == 0) return unsupported("wgmma needs _lds<S> (pipeline stages, 2..8)");
         if (v.stages < 2 || v.stages > 8) return unsupported("lds (pipeline stages) must be 2..8; got {}", v.stages);
+        // NOTES: stage s serves tiles s, s+S, ... and math warpgroups take tiles in turn; with S a multiple
+        // of W every stage always goes to the same warpgroup, which the mbarrier parity waits need (a
+        // warpgroup must never wait on a stage's phase two ahead of the one it last saw complete).
+        if (v.stages % v.warps != 0) {
+            return unsupported("lds {} must be a multiple of w {} (each stage serves one math warpgroup)", v.stages,
+                               v.warps);
+        }
 
         const int accumulator_registers = (v.bkv / 64) * v.n / 2;
         if (accumulator_registers > kMaxAccumulatorRegisters) {

@@ -53,6 +53,7 @@ struct Sm90Config {
     static_assert(kN == 64 || kN == 128 || kN == 256, "N = rows x heads must be 64, 128 or 256");
     static_assert(kHeads % 8 == 0, "heads must be a multiple of 8");
     static_assert(kMathGroups >= 1 && kMathGroups <= 4, "1 to 4 math warpgroups");
+    static_assert(kStages % kMathGroups == 0, "each stage must always serve the same math warpgroup");
     static_assert(!kWeightsInShared || kN == 128, "shared-memory weights assume one weight per math thread");
     static_assert(kMTiles * kN / 2 <= 128, "accumulators per thread must stay within 128 registers");
 };

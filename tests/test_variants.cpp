@@ -251,8 +251,8 @@ TEST_CASE("each arch registers exactly its families") {
     // The full product: 2 instructions x bkv{64,128} x r{1,2,4} x w{1,2,4} x lds{2,3}.
     CHECK(registry().variants(Arch::parse("gfx950")).size() == 72);
     CHECK(registry().variants(Arch::parse("gfx942:sramecc+:xnack-")).size() == 72);
-    // 16 wgmma for 32 heads + 16 twins for 64 (the w4 twins need N=128 so r2 at 64 heads), then 6 mma + 6 twins.
-    CHECK(registry().variants(Arch::parse("sm_90a")).size() == 44);
+    // 14 wgmma for 32 heads + 14 twins for 64 (the w4 twins need N=128 so r2 at 64 heads), then 6 mma + 6 twins.
+    CHECK(registry().variants(Arch::parse("sm_90a")).size() == 40);
     CHECK(registry().variants(Arch::parse("sm_80")).size() == 2);
 }
 
@@ -269,9 +269,9 @@ TEST_CASE("every variant of the shipped gfx950 table is registered and runs at G
 }
 
 TEST_CASE("registered wgmma and mma names, and their 64-head twins") {
-    for (const char* name : {"wgmma64x128x32_bkv64_r4_w2_lds4", "wgmma64x128x32_bkv128_r4_w2_lds3",
+    for (const char* name : {"wgmma64x128x32_bkv64_r4_w2_lds4", "wgmma64x128x32_bkv128_r4_w2_lds6",
                              "wgmma64x128x32_bkv128_r4_w2_lds4", "wgmma64x128x32_bkv64_r4_w3_lds6",
-                             "wgmma64x128x32_bkv128_r4_w1_lds4", "wgmma64x128x32_bkv64_r4_w3_lds4",
+                             "wgmma64x128x32_bkv128_r4_w1_lds4", "wgmma64x128x32_bkv64_r4_w2_lds8",
                              "wgmma64x64x32_bkv128_r2_w2_lds4", "wgmma64x64x32_bkv64_r2_w3_lds6",
                              "wgmma64x256x32_bkv64_r8_w2_lds4", "wgmma64x256x32_bkv64_r8_w1_lds4"}) {
         CAPTURE(name);
@@ -321,9 +321,13 @@ TEST_CASE("baseline_variant is the registered mma16x8x16 variant for each head c
 }
 
 TEST_CASE("wgmma rules give precise reasons") {
-    CHECK(supports("sm_90a", 32, 128, "wgmma64x128x32_bkv128_r4_w2_lds3").ok);
-    CHECK(supports("sm_90a", 32, 128, "wgmma64x128x32_bkv128_r4_w2_lds3").reason.empty());
-    CHECK(supports("sm_90a", 32, 64, "wgmma64x128x32_bkv128_r4_w2_lds3").ok);
+    CHECK(supports("sm_90a", 32, 128, "wgmma64x128x32_bkv128_r4_w2_lds4").ok);
+    CHECK(supports("sm_90a", 32, 128, "wgmma64x128x32_bkv128_r4_w2_lds4").reason.empty());
+    CHECK(supports("sm_90a", 32, 64, "wgmma64x128x32_bkv128_r4_w2_lds4").ok);
+    // A stage must always serve the same math warpgroup (mbarrier parity waits).
+    CHECK(supports("sm_90a", 32, 128, "wgmma64x128x32_bkv128_r4_w2_lds3").reason ==
+          "lds 3 must be a multiple of w 2 (each stage serves one math warpgroup)");
+    CHECK(contains(supports("sm_90a", 32, 128, "wgmma64x128x32_bkv64_r4_w3_lds4").reason, "multiple of w 3"));
 
     CHECK(supports("sm_89", 32, 128, "wgmma64x128x32_bkv64_r4_w2_lds4").reason ==
           "wgmma needs sm_90a; this device is sm_89 (use an mma variant)");
@@ -347,7 +351,7 @@ TEST_CASE("wgmma rules give precise reasons") {
     // (128/64) x 256/2 = 256 accumulator registers.
     CHECK(contains(supports("sm_90a", 32, 128, "wgmma64x256x32_bkv128_r8_w2_lds2").reason, "= 256 registers"));
     // Passes every rule but is not in the list.
-    CHECK(supports("sm_90a", 32, 128, "wgmma64x128x32_bkv64_r4_w2_lds5").reason ==
+    CHECK(supports("sm_90a", 32, 128, "wgmma64x128x32_bkv64_r4_w2_lds2").reason ==
           "not registered for sm_90a; `mqajit variants --arch sm_90a` lists the registered ones");
 }
 

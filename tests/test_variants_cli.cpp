@@ -30,7 +30,7 @@ TEST_CASE("mqajit variants --json lists the sm_90a variants with support") {
     REQUIRE(mqajit::testing::run_command(cli + " variants --arch sm_90a --heads 32 --head-dim 128 --json", &output) == 0);
     CAPTURE(output);
     CHECK(output.front() == '[');
-    CHECK(contains(output, R"("variant": "wgmma64x128x32_bkv128_r4_w2_lds3")"));
+    CHECK(contains(output, R"("variant": "wgmma64x128x32_bkv128_r4_w2_lds6")"));
     CHECK(contains(output, R"("variant": "mma16x8x16_bkv64_r4_w4_lds2")"));
     CHECK(contains(output, R"("supported": true)"));
     CHECK(contains(output, R"("reason": "N=128 must equal r x heads = 2 x 32 = 64")"));

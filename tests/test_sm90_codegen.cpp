@@ -8,7 +8,7 @@
 #include <chrono>
 #include <string>
 
-#include "codegen/families.hpp"
+#include "runtime/dispatch.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/compiler.hpp"
 #include "variants/registry.hpp"
@@ -30,14 +30,11 @@ void check_wgmma_variants_compile(int heads, int head_dim) {
     for (const Variant& v : mqajit::VariantRegistry::instance().variants(arch, heads, head_dim)) {
         if (v.op != MatrixOp::wgmma) continue;
         CAPTURE(v.name());
-        const mqajit::GeneratedKernel generated = mqajit::family_for(v).generate(v, heads, head_dim, arch);
-        CHECK(generated.source.find("#include <") == std::string::npos);  // no CCCL or standard headers
-        const mqajit::CompileRequest request{.source = generated.source,
-                                             .source_name = v.name() + ".cu",
-                                             .kernel_name = generated.kernel_name,
-                                             .arch = arch.name,
-                                             .options = generated.options,
-                                             .headers = generated.headers};
+        const mqajit::CompileRequest request = mqajit::compile_request_for(v, heads, head_dim, arch);
+        CHECK(request.source.find("#include <") == std::string::npos);  // no CCCL or standard headers
+        for (const auto& header : request.headers) {
+            CHECK(header.text.find("#include <") == std::string_view::npos);
+        }
         const auto start = std::chrono::steady_clock::now();
         const mqajit::CompileResult result = compiler.compile(request);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

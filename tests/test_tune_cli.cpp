@@ -6,7 +6,9 @@
 
 #include "runtime/backend.hpp"
 #include "tests/support.hpp"
+#include "tests/error_kind.hpp"
 #include "tools/common/shapes.hpp"
+#include "tools/common/tuner.hpp"
 
 using namespace mqajit;
 
@@ -34,6 +36,28 @@ TEST_CASE("tune cli: bad usage exits 2 and says what to give") {
     CHECK(output.find("--json-file goes with -i") != std::string::npos);
 }
 
+TEST_CASE("tune: --exclude leaves the named candidates out, and refuses names that are no candidate's") {
+    const tools::BenchShape shape{.heads = 32, .head_dim = 128, .seq_len = 2048, .seq_len_kv = 8192};
+    const std::vector<std::string> all = tools::tuning_candidates("sm_90a", shape);
+    REQUIRE(all.size() > 3);
+    CHECK(all.front() == "baseline");
+    const std::string hung = all[1], faulted = all[2];
+    const std::vector<std::string> kept = tools::tuning_candidates("sm_90a", shape, {hung, faulted, "baseline"});
+    CHECK(kept.size() == all.size() - 3);
+    for (const std::string& name : {hung, faulted, std::string("baseline")})
+        CHECK(std::find(kept.begin(), kept.end(), name) == kept.end());
+    CHECK(std::equal(kept.begin(), kept.end(), all.begin() + 3));
+    // A variant of another arch is a valid name that leaves nothing out here.
+    CHECK(tools::tuning_candidates("sm_90a", shape, {"mfma32x32x64_bkv64_r1_w2_lds2"}) == all);
+
+    tools::check_excluded_names({hung, "baseline"});
+    CHECK(testing::error_kind_of([] { tools::check_excluded_names({"wgmma_oops"}); }) == ErrorKind::invalid_argument);
+    std::string output;
+    CHECK(tune("-i a.csv -o b.csv --exclude " + hung + ",wgmma_oops", &output) == 2);
+    CHECK(output.find("--exclude wgmma_oops: not baseline nor a variant name") != std::string::npos);
+    CHECK(tune("-i a.csv -o b.csv --candidate-timeout -1", &output) == 2);
+}
+
 TEST_CASE("tune cli: without a GPU it refuses in one line and writes nothing") {
     if (backend_for(Vendor::nvidia).driver_status().available) {
         MESSAGE("a GPU is present: the no-GPU refusal is not exercised here");
@@ -49,6 +73,9 @@ TEST_CASE("tune cli: without a GPU it refuses in one line and writes nothing") {
     CHECK(!std::filesystem::exists(out));
     CHECK(!std::filesystem::exists(json));
     CHECK(tune("-i " + kUntunedGlm5 + " -o " + out.string() + " --no-prune", &output) == 1);
+    CHECK(tune("-i " + kUntunedGlm5 + " -o " + out.string() + " --exclude baseline --candidate-timeout 5", &output) == 1);
+    CHECK(output.find("excluded by the user (--exclude): baseline\n") != std::string::npos);
+    CHECK(output.find("tuning needs a GPU") != std::string::npos);
     CHECK(tune("--run-config " + kUntunedGlm5, &output) == 1);
 }
 

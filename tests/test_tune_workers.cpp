@@ -1,7 +1,8 @@
 // `mqajit tune --devices 0,1,...` without a GPU: the device list, the split of the shapes, the
 // worker's shape file, the merge of the workers' CSVs, worker processes (their exit codes, their
-// last error, the environment they get, an interrupt passed on), and the whole command with
-// workers that fail cleanly (no GPU here, or a table for another arch) and lose no row.
+// last error, the environment they get, their lines as they come, an interrupt passed on), and
+// the whole command with workers that fail cleanly (no GPU here, or a table for another arch) and
+// change no byte of the output.
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 
 #include "tests/error_kind.hpp"
 #include "tests/support.hpp"
+#include "tools/common/tune_output_csv.hpp"
 #include "tools/common/tune_workers_plan.hpp"
 #include "tools/common/tune_workers_spawn.hpp"
 #include "tuning_db/csv.hpp"
@@ -32,6 +34,19 @@ TunedRow row(std::int64_t seq_len, std::int64_t seq_len_kv, const std::string& v
 }
 
 constexpr const char* kVariant = "wgmma64x128x32_bkv64_r4_w4_lds4";
+
+// NOTES: prints a line, then waits for the parent to have seen it: with stdout block-buffered
+// into the pipe, the line would stay in this process until it exits.
+MQAJIT_TEST_CHILD("tune-line-buffered", [](const std::vector<std::string>& args) {
+    tools::line_buffer_output();
+    std::printf("first\n");
+    const std::filesystem::path seen = args.at(0);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!std::filesystem::exists(seen) && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::printf("%s\n", std::filesystem::exists(seen) ? "second" : "the parent never saw the first line");
+    return 0;
+});
 
 }  // namespace
 
@@ -84,25 +99,6 @@ TEST_CASE("tune workers: a worker's shape file reads back as the shapes it was g
     }
 }
 
-TEST_CASE("tune workers: the merge keeps every row, one per key, updates in place") {
-    const std::vector<TunedRow> base = {row(256, 4096, kVariant, 10), row(1024, 4096, kVariant, 20),
-                                        row(256, 4096, kVariant, 11)};  // a duplicate key in the old file
-    const std::vector<TunedRow> updates = {row(2048, 4096, kVariant, 30), row(1024, 4096, kVariant, 19),
-                                           row(4096, 4096, kVariant, 40), row(2048, 4096, kVariant, 29)};
-    const std::vector<TunedRow> merged = tools::merge_tuned_rows(base, updates);
-    REQUIRE(merged.size() == 4);
-    CHECK(merged[0].key.seq_len == 256);
-    CHECK(merged[0].us == 11);  // the later duplicate wins
-    CHECK(merged[1].key.seq_len == 1024);
-    CHECK(merged[1].us == 19);  // retuned, in place
-    CHECK(merged[2].key.seq_len == 2048);
-    CHECK(merged[2].us == 29);
-    CHECK(merged[3].key.seq_len == 4096);
-    std::set<ShapeKey> keys;
-    for (const TunedRow& r : merged) keys.insert(r.key);
-    CHECK(keys.size() == merged.size());
-}
-
 TEST_CASE("tune workers: a retuned row beats the stale copy another worker started from") {
     // Both workers started from the old output (S=256 at 10 us); worker 1 retuned S=256 (--force),
     // worker 0 tuned S=1024. Each worker's CSV keeps the copies it started from.
@@ -121,7 +117,10 @@ TEST_CASE("tune workers: a retuned row beats the stale copy another worker start
     REQUIRE(in_input_order.size() == 2);
     CHECK(in_input_order[0].key.seq_len == 256);
     CHECK(in_input_order[1].key.seq_len == 1024);
-    const auto merged = tools::merge_tuned_rows({row(256, 4096, kVariant, 10)}, in_input_order);
+    tools::TuneOutputCsv output;
+    output.upsert(row(256, 4096, kVariant, 10));
+    for (const TunedRow& r : in_input_order) output.upsert(r);
+    const std::vector<TunedRow> merged = output.rows();
     REQUIRE(merged.size() == 2);
     CHECK(merged[0].us == 9);
     CHECK(merged[1].us == 30);
@@ -163,6 +162,22 @@ TEST_CASE("tune workers: worker processes report their exit codes, last error an
     CHECK(tools::self_executable().find("mqajit_tests") != std::string::npos);
 }
 
+TEST_CASE("tune workers: a worker's lines reach the parent one by one, in order, as they are printed") {
+    testing::TempDir dir("tune-lines");
+    const auto seen = dir.path() / "seen-first";
+    std::vector<std::string> lines;
+    const tools::WorkersResult result = tools::run_workers(
+        {{.label = "w0", .argv = {tools::self_executable(), "--mqajit-child=tune-line-buffered", seen.string()}}},
+        [&](const std::string& label, const std::string& line) {
+            CHECK(label == "w0");
+            lines.push_back(line);
+            if (line == "first") std::ofstream(seen) << "yes";
+        });
+    REQUIRE(result.outcomes.size() == 1);
+    CHECK(result.outcomes[0].exit_code == 0);
+    CHECK(lines == std::vector<std::string>{"first", "second"});
+}
+
 TEST_CASE("tune workers: an interrupt to the parent reaches every worker") {
     testing::TempDir dir("tune-interrupt");
     std::vector<tools::WorkerSpec> specs;
@@ -199,8 +214,14 @@ TEST_CASE("tune cli --devices: workers that fail are reported, exit 1, and no ro
                                     {.seq_len = 1024, .seq_len_kv = 4096, .arch = "gfx950", .cu_num = 256},
                                     {.seq_len = 2048, .seq_len_kv = 4096, .arch = "gfx950", .cu_num = 256}});
     const auto output = dir.path() / "tuned.csv";
-    const std::vector<TunedRow> before = {row(256, 8192, kVariant, 42), row(512, 8192, kVariant, 50)};
-    tuning::write_csv_file(output, before);
+    const std::vector<TunedRow> before = {row(256, 8192, kVariant, 42), row(512, 8192, kVariant, 50),
+                                          TunedRow{.key = {.arch = "gfx950", .cu_num = 256, .heads = 32, .head_dim = 128,
+                                                           .seq_len = 2048, .seq_len_kv = 4096},
+                                                   .backend = "jit", .variant = "mfma32x32x64_bkv128_r2_w4_lds3", .us = 56}};
+    const std::string output_before = tuning::csv_header() + "\n" + tuning::csv_line(before[0]) + "\n" +
+                                      tuning::csv_line(before[1]) + "\n" +
+                                      "gfx950,256,32,128,2048,4096,flydsl,mfma32x32x64_bkv128_r2_w4_lds3,56.0,,,,,,\n";
+    std::ofstream(output, std::ios::binary) << output_before;
     const auto db = dir.path() / "user.db";
     const auto json = dir.path() / "tune.json";
     const std::string json_before = R"([{"heads": 32, "seq_len": 256, "seq_len_kv": 8192}])";
@@ -223,6 +244,9 @@ TEST_CASE("tune cli --devices: workers that fail are reported, exit 1, and no ro
     json_after << std::ifstream(json).rdbuf();
     CHECK(json_after.str() == json_before);  // the JSON file's rows are not lost either
 
+    std::stringstream output_after;
+    output_after << std::ifstream(output, std::ios::binary).rdbuf();
+    CHECK(output_after.str() == output_before);  // every row kept, byte for byte
     const tuning::CsvRows after = tuning::read_csv_file(output);
     REQUIRE(after.rows.size() == before.size());
     for (std::size_t i = 0; i < before.size(); ++i) {

@@ -258,18 +258,39 @@ std::string csv_line(const TunedRow& row) {
     return fmt::format("{}", fmt::join(fields, ","));
 }
 
+std::string csv_line(const TunedRow& row, std::span<const std::string> columns) {
+    std::map<std::string, std::string, std::less<>> field_of;
+    auto add = [&](std::string_view column, const auto& value) {
+        field_of.emplace(std::string(csv_column_name(column)), format_field(value));
+    };
+    row.key.visit(add);
+    row.visit_values(add);
+    std::vector<std::string> fields;
+    for (const std::string& column : columns) {
+        const auto found = field_of.find(column == "arch" ? csv_column_name(column) : std::string_view(column));
+        fields.push_back(found == field_of.end() ? std::string() : found->second);
+    }
+    return fmt::format("{}", fmt::join(fields, ","));
+}
+
 void write_csv(std::ostream& out, std::span<const TunedRow> rows) {
     out << csv_header() << '\n';
     for (const TunedRow& row : rows) out << csv_line(row) << '\n';
 }
 
 void write_csv_file(const std::filesystem::path& file, std::span<const TunedRow> rows) {
+    std::ostringstream text;
+    write_csv(text, rows);
+    write_csv_text_file(file, text.str());
+}
+
+void write_csv_text_file(const std::filesystem::path& file, std::string_view text) {
     const std::filesystem::path temp = file.string() + ".tmp";
     {
         std::ofstream out(temp, std::ios::binary | std::ios::trunc);
         MQAJIT_CHECK_KIND(io, out.good(), "cannot write {}; check that its folder exists and is writable",
                           temp.string());
-        write_csv(out, rows);
+        out.write(text.data(), static_cast<std::streamsize>(text.size()));
         out.flush();
         MQAJIT_CHECK_KIND(io, out.good(), "writing {} failed; check free disk space", temp.string());
     }

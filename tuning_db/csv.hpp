@@ -40,8 +40,13 @@ std::vector<std::string> split_csv_line(std::string_view line);
 
 std::string csv_header();
 std::string csv_line(const TunedRow& row);
+// The row's fields for a file whose header names `columns` (CSV names; "arch" also means "gfx"),
+// in their order; a column the row does not have is left empty.
+std::string csv_line(const TunedRow& row, std::span<const std::string> columns);
 void write_csv(std::ostream& out, std::span<const TunedRow> rows);
 // Writes next to `file` first and renames it into place, so a reader never sees half a file.
 void write_csv_file(const std::filesystem::path& file, std::span<const TunedRow> rows);
+// Writes CSV text exactly as given, the same way (beside `file`, then renamed into place).
+void write_csv_text_file(const std::filesystem::path& file, std::string_view text);
 
 }  // namespace mqajit::tuning

@@ -3,9 +3,12 @@
 // output CSV and the user database, so an interrupt loses nothing finished.
 // mqajit tune ... --json-file FILE: also every candidate's outcome per shape, as bench JSON rows.
 // mqajit tune ... --devices 0,1,...: one worker process per GPU, their rows merged at the end.
+// A candidate that hangs past --candidate-timeout or faults ends the run (exit 3) naming itself;
+// --exclude leaves it out of the rerun.
 // mqajit tune --run-config tuned.csv: re-checks and re-times every row of a tuned table.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -22,6 +25,8 @@
 #include "tools/cli/commands.hpp"
 #include "tools/common/shapes.hpp"
 #include "tools/common/tune_json.hpp"
+#include "tools/common/tune_output_csv.hpp"
+#include "tools/common/tune_watchdog.hpp"
 #include "tools/common/tune_workers_plan.hpp"
 #include "tools/common/tune_workers_spawn.hpp"
 #include "tools/common/tuner.hpp"
@@ -40,6 +45,8 @@ struct TuneOptions {
     std::string devices = "0";
     int runs = 50;
     double prune_factor = tools::kDefaultPruneFactor;
+    double candidate_timeout_s = tools::kDefaultCandidateTimeoutS;
+    std::vector<std::string> exclude;
     bool no_prune = false;
     bool force = false;
 };
@@ -55,7 +62,8 @@ tools::TuneSettings settings_for(Device& device, const TuneOptions& o) {
     const Compiler& compiler = backend_for(Vendor::nvidia).compiler();
     return tools::TuneSettings{.timed_runs = o.runs, .warmup_runs = 5, .prune_factor = o.no_prune ? 0.0 : o.prune_factor,
                                .compiler_version = fmt::format("{} {}", compiler.name(), compiler.version()),
-                               .driver_version = device.driver_version(), .interrupted = &g_interrupted};
+                               .driver_version = device.driver_version(), .interrupted = &g_interrupted,
+                               .excluded = o.exclude};
 }
 
 // One line per event off a terminal; an in-place progress bar with ETA on one.
@@ -124,6 +132,8 @@ int run_tune_workers(const TuneOptions& o, const std::vector<int>& devices) {
         if (o.force) argv.push_back("--force");
         if (o.no_prune) argv.push_back("--no-prune");
         else argv.insert(argv.end(), {"--prune-factor", fmt::format("{}", o.prune_factor)});
+        argv.insert(argv.end(), {"--candidate-timeout", fmt::format("{}", o.candidate_timeout_s)});
+        if (!o.exclude.empty()) argv.insert(argv.end(), {"--exclude", fmt::format("{}", fmt::join(o.exclude, ","))});
         if (!o.json_file.empty()) {
             argv.insert(argv.end(), {"--json-file", worker_json.string()});
             worker_jsons.push_back(worker_json);
@@ -136,8 +146,9 @@ int run_tune_workers(const TuneOptions& o, const std::vector<int>& devices) {
     std::fflush(stdout);
     const tools::WorkersResult result = tools::run_workers(workers);
 
-    std::vector<TunedRow> base, finished;
-    if (std::filesystem::exists(output)) base = tuning::read_csv_file(output).rows;
+    std::vector<TunedRow> finished;
+    tools::TuneOutputCsv table = tools::TuneOutputCsv::read(output);
+    const std::size_t rows_before = table.rows().size();
     for (const auto& [csv, part] : worker_csvs) {
         if (!std::filesystem::exists(csv)) continue;
         const tuning::CsvRows table = tuning::read_csv_file(csv);
@@ -147,13 +158,14 @@ int run_tune_workers(const TuneOptions& o, const std::vector<int>& devices) {
     }
     // NOTES: new rows land in the order of the input file, as the single-GPU path writes them.
     const std::vector<TunedRow> updates = tools::rows_for_shapes(finished, shapes);
-    const std::vector<TunedRow> merged = tools::merge_tuned_rows(base, updates);
-    if (merged.empty()) {
+    if (updates.empty()) {
         fmt::print("no worker tuned a shape; {} is not written\n", o.output);
     } else {
-        tuning::write_csv_file(output, merged);
-        fmt::print("merged the workers' rows into {}: {} row(s), {} more than before\n", o.output, merged.size(),
-                   merged.size() - base.size());
+        for (const TunedRow& row : updates) table.upsert(row);
+        table.write(output);
+        const std::size_t rows_after = table.rows().size();
+        fmt::print("merged the workers' rows into {}: {} row(s), {} more than before\n", o.output, rows_after,
+                   rows_after - rows_before);
     }
     if (!o.json_file.empty()) {
         const std::size_t added = tools::merge_tune_json_parts(o.json_file, worker_jsons, shapes);
@@ -178,10 +190,17 @@ int run_tune_workers(const TuneOptions& o, const std::vector<int>& devices) {
 }
 
 int run_tune(const TuneOptions& o) {
+    // NOTES: line by line even into a pipe or a file, so a --devices parent (or a log) has every
+    // line up to a hang at once, not a block later.
+    tools::line_buffer_output();
     const std::vector<int> devices = tools::parse_device_list(o.devices);
+    tools::check_excluded_names(o.exclude);
+    if (!o.exclude.empty()) fmt::print("excluded by the user (--exclude): {}\n", fmt::join(o.exclude, ", "));
     if (devices != std::vector<int>{0}) return run_tune_workers(o, devices);
     Device& device = live_device();
-    const tools::TuneSettings settings = settings_for(device, o);
+    tools::TuneWatchdog watchdog({.limit_s = o.candidate_timeout_s});
+    tools::TuneSettings settings = settings_for(device, o);
+    settings.watchdog = &watchdog;
     const std::string arch = Arch::parse(device.arch()).name;
 
     std::vector<tools::BenchShape> shapes = tools::read_shapes_csv(o.input);
@@ -192,8 +211,9 @@ int run_tune(const TuneOptions& o) {
                      "{} asks for cu_num {}, but this GPU has {} SMs", o.input, s.cu_num, device.multiprocessor_count());
     }
 
-    std::vector<TunedRow> output_rows;
-    if (std::filesystem::exists(o.output)) output_rows = tuning::read_csv_file(o.output).rows;
+    tools::TuneOutputCsv table = tools::TuneOutputCsv::read(o.output);
+    for (const auto& problem : table.problems()) fmt::print("{}: kept as it is: {}\n", problem.place, problem.message);
+    std::vector<TunedRow> output_rows = table.rows();
     auto already_tuned = [&](const tools::BenchShape& s) {
         return std::any_of(output_rows.begin(), output_rows.end(), [&](const TunedRow& r) {
             return r.key.arch == arch && r.key.cu_num == device.multiprocessor_count() && r.key.heads == s.heads &&
@@ -210,7 +230,7 @@ int run_tune(const TuneOptions& o) {
     Progress progress(shapes.size());
     std::size_t done = 0;
     for (const tools::BenchShape& s : shapes) {
-        const std::string label = fmt::format("H={} D={} S={} N={}", s.heads, s.head_dim, s.seq_len, s.seq_len_kv);
+        const std::string label = tools::shape_label(s);
         if (!o.force && already_tuned(s)) {
             progress.shape_done(++done, label + ": already tuned with this compiler and driver (--force retunes)");
             continue;
@@ -218,9 +238,9 @@ int run_tune(const TuneOptions& o) {
         const tools::ShapeResult result =
             tools::tune_shape(device, s, settings, [&](const std::string& line) { progress.detail(line); });
         if (!result.complete) break;
-        std::erase_if(output_rows, [&](const TunedRow& r) { return r.key == result.row.key; });
         output_rows.push_back(result.row);
-        tuning::write_csv_file(o.output, output_rows);  // NOTES: atomic replace after every shape
+        table.upsert(result.row);
+        table.write(o.output);  // NOTES: atomic replace after every shape
         db.insert(result.row);
         if (!o.json_file.empty()) {
             json_rows = tools::merge_tune_json(json_rows, nlohmann::json::array({tools::tune_json_row(result, settings)}));
@@ -242,8 +262,11 @@ int run_tune(const TuneOptions& o) {
 }
 
 int run_config_check(const TuneOptions& o) {
+    tools::line_buffer_output();
     Device& device = live_device();
-    const tools::TuneSettings settings = settings_for(device, o);
+    tools::TuneWatchdog watchdog({.limit_s = o.candidate_timeout_s});
+    tools::TuneSettings settings = settings_for(device, o);
+    settings.watchdog = &watchdog;
     const std::string arch = Arch::parse(device.arch()).name;
     const tuning::CsvRows table = tuning::read_csv_file(o.run_config);
     for (const auto& problem : table.problems) fmt::print("{}: skipped: {}\n", problem.place, problem.message);
@@ -284,6 +307,14 @@ void add_tune_command(CLI::App& app, CommandContext& context) {
                         "so far: it is not timed in full (default 1.5)")
         ->check(CLI::Range(1.0, 1000.0));
     command->add_flag("--no-prune", options->no_prune, "Time every verified candidate in full, with no probe");
+    command->add_option("--candidate-timeout", options->candidate_timeout_s,
+                        "End the run (exit 3) when one candidate's check, probe or timing runs longer than this "
+                        "many seconds: a hung kernel cannot be stopped otherwise (default 120; 0: never)")
+        ->check(CLI::Range(0.0, 1e6));
+    command->add_option("--exclude", options->exclude,
+                        "Leave these candidates out (comma-separated variant names, or baseline), e.g. one that "
+                        "hung or faulted")
+        ->delimiter(',');
     command->add_option("--json-file", options->json_file,
                         "Also write every candidate's outcome per shape here, as `mqajit bench --json-file` rows "
                         "(`mqajit report --bench` reads them)");
@@ -294,7 +325,12 @@ void add_tune_command(CLI::App& app, CommandContext& context) {
         MQAJIT_CHECK(!tuning || (!options->input.empty() && !options->output.empty()),
                      "tuning needs both -i untuned.csv and -o tuned.csv");
         MQAJIT_CHECK(tuning || options->json_file.empty(), "--json-file goes with -i untuned.csv -o tuned.csv");
-        context.exit_code = tuning ? run_tune(*options) : run_config_check(*options);
+        try {
+            context.exit_code = tuning ? run_tune(*options) : run_config_check(*options);
+        } catch (const tools::CandidateFault& fault) {
+            // NOTES: the GPU context is dead; destructors would only fail on it. Rows are on disk.
+            tools::stop_tuning_process(fault.what());
+        }
     });
 }
 

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <map>
 #include <set>
 
 #include "core/check.hpp"
@@ -57,21 +56,6 @@ void write_shapes_csv(const std::filesystem::path& path, const std::vector<Bench
         file << fmt::format("{},{},{},{},{},{}\n", s.arch, s.cu_num, s.heads, s.head_dim, s.seq_len, s.seq_len_kv);
     file.close();
     MQAJIT_CHECK_KIND(io, file.good(), "could not write the worker's shape file {}", path.string());
-}
-
-std::vector<TunedRow> merge_tuned_rows(const std::vector<TunedRow>& base, const std::vector<TunedRow>& updates) {
-    std::vector<TunedRow> merged;
-    std::map<ShapeKey, std::size_t> index_of;
-    auto apply = [&](const TunedRow& row) {
-        const auto [it, inserted] = index_of.emplace(row.key, merged.size());
-        if (inserted)
-            merged.push_back(row);
-        else
-            merged[it->second] = row;
-    };
-    std::for_each(base.begin(), base.end(), apply);
-    std::for_each(updates.begin(), updates.end(), apply);
-    return merged;
 }
 
 bool tunes_shape(const ShapeKey& k, const BenchShape& s) {

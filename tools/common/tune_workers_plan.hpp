@@ -1,7 +1,7 @@
 #pragma once
 // `mqajit tune --devices 0,1,...`: the parts that need no GPU and no process. Which devices,
-// which shapes each worker tunes, the shape file a worker reads, and the merge of the workers'
-// tuned CSVs into the output table.
+// which shapes each worker tunes, the shape file a worker reads, and which of a worker's rows are
+// its own (tune_output_csv.hpp merges them into the output).
 
 #include <filesystem>
 #include <optional>
@@ -25,10 +25,6 @@ std::vector<std::vector<BenchShape>> split_round_robin(const std::vector<BenchSh
 // Writes shapes in the untuned-CSV layout read_shapes_csv reads back (gfx,cu_num,heads,head_dim,
 // seq_len,seq_len_kv; an unknown arch or cu_num stays empty / 0).
 void write_shapes_csv(const std::filesystem::path& path, const std::vector<BenchShape>& shapes);
-
-// One table with one row per shape key: each row of `base` then of `updates`, in that order,
-// replaces an earlier row of its key in place or is appended. Nothing else is dropped.
-std::vector<TunedRow> merge_tuned_rows(const std::vector<TunedRow>& base, const std::vector<TunedRow>& updates);
 
 // Whether a row of key `key` tunes `shape`: same heads, head_dim, seq_len and seq_len_kv, and arch
 // and cu_num too where the shape names them.

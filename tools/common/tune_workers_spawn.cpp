@@ -101,21 +101,20 @@ RunningWorker start(const WorkerSpec& spec) {
     return RunningWorker{.spec = &spec, .pid = pid, .output_fd = fds[0]};
 }
 
-void print_line(RunningWorker& worker, const std::string& line) {
-    std::printf("[%s] %s\n", worker.spec->label.c_str(), line.c_str());
-    std::fflush(stdout);
+void take_line(RunningWorker& worker, const std::string& line, const WorkerLineSink& show) {
+    show(worker.spec->label, line);
     if (line.find_first_not_of(" \r") == std::string::npos) return;
     worker.last_line = line;
     if (line.starts_with("mqajit: ")) worker.last_error = line;
 }
 
-// Reads what the worker printed; prints each finished line. Closes the pipe at end of file.
-void drain(RunningWorker& worker) {
+// Reads what the worker printed; passes each finished line on. Closes the pipe at end of file.
+void drain(RunningWorker& worker, const WorkerLineSink& show) {
     char buffer[4096];
     const ssize_t got = ::read(worker.output_fd, buffer, sizeof(buffer));
     if (got < 0 && errno == EINTR) return;
     if (got <= 0) {
-        if (!worker.partial.empty()) print_line(worker, worker.partial);
+        if (!worker.partial.empty()) take_line(worker, worker.partial, show);
         worker.partial.clear();
         ::close(worker.output_fd);
         worker.output_fd = -1;
@@ -127,7 +126,7 @@ void drain(RunningWorker& worker) {
         // NOTES: a worker's progress bar redraws with '\r'; only the last redraw of a line is kept.
         std::string line = worker.partial.substr(0, newline);
         if (const std::size_t cr = line.rfind('\r'); cr != std::string::npos) line.erase(0, cr + 1);
-        print_line(worker, line);
+        take_line(worker, line, show);
         worker.partial.erase(0, newline + 1);
     }
 }
@@ -143,7 +142,12 @@ int wait_for(pid_t pid) {
 
 }  // namespace
 
-WorkersResult run_workers(const std::vector<WorkerSpec>& workers) {
+void print_worker_line(const std::string& label, const std::string& line) {
+    std::printf("[%s] %s\n", label.c_str(), line.c_str());
+    std::fflush(stdout);
+}
+
+WorkersResult run_workers(const std::vector<WorkerSpec>& workers, const WorkerLineSink& show) {
     StopSignals signals;
     std::vector<RunningWorker> running;
     running.reserve(workers.size());
@@ -177,7 +181,7 @@ WorkersResult run_workers(const std::vector<WorkerSpec>& workers) {
         if (ready < 0 && errno != EINTR)
             MQAJIT_FAIL(io, "waiting for the tuning workers failed: {}", std::strerror(errno));
         for (std::size_t i = 0; ready > 0 && i < polled.size(); ++i) {
-            if (polled[i].revents != 0) drain(*owners[i]);
+            if (polled[i].revents != 0) drain(*owners[i], show);
         }
     }
 
@@ -188,6 +192,11 @@ WorkersResult run_workers(const std::vector<WorkerSpec>& workers) {
     }
     result.interrupted = g_stop_requested.load();
     return result;
+}
+
+void line_buffer_output() {
+    std::fflush(stdout);
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
 }
 
 std::string self_executable() {

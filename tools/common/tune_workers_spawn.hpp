@@ -2,6 +2,7 @@
 // Worker processes for `mqajit tune --devices`: start them all at once, show their output line
 // by line prefixed with the worker's label, pass an interrupt on to them, and wait for every one.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -26,11 +27,20 @@ struct WorkersResult {
     bool interrupted = false;             // SIGINT or SIGTERM reached this process meanwhile
 };
 
-// Runs every worker to its end. While they run, SIGINT and SIGTERM to this process are caught and
+// Shows one line a worker printed, as it arrives.
+using WorkerLineSink = std::function<void(const std::string& label, const std::string& line)>;
+// Prints "[label] line" to stdout and flushes.
+void print_worker_line(const std::string& label, const std::string& line);
+
+// Runs every worker to its end, each line it prints going to `show` as soon as it is read. While they run, SIGINT and SIGTERM to this process are caught and
 // sent on to each worker as SIGINT (the tuner's "finish the row, then stop"); the previous
 // handlers are restored afterwards. Throws Error(io) when a worker cannot be started (the ones
 // already started are interrupted and waited for first).
-WorkersResult run_workers(const std::vector<WorkerSpec>& workers);
+WorkersResult run_workers(const std::vector<WorkerSpec>& workers, const WorkerLineSink& show = print_worker_line);
+
+// Makes this process's stdout line-buffered (stderr has no buffer), so a parent reading it through
+// a pipe gets every line as it is printed, up to the last one before a hang.
+void line_buffer_output();
 
 // This executable's path (/proc/self/exe), to start workers of the same build.
 std::string self_executable();

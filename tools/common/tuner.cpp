@@ -48,6 +48,7 @@ public:
             result.verified = outcome.passed(kMaxCalcDiff) && outcome.kernel == kernel;
             if (!result.verified) result.problem = outcome.summary();
         } catch (const Error& e) {
+            if (is_context_fault(e)) throw;  // NOTES: not a rejection: nothing can run after it
             result.problem = e.what();
         }
         return result;
@@ -91,12 +92,32 @@ bool is_pruned(double probe_us, double fastest_us, double prune_factor) {
     return prune_factor > 0 && fastest_us > 0 && probe_us > prune_factor * fastest_us;
 }
 
-std::vector<std::string> tuning_candidates(Device& device, const BenchShape& shape) {
+std::vector<std::string> tuning_candidates(std::string_view arch, const BenchShape& shape,
+                                           const std::vector<std::string>& excluded) {
     std::vector<std::string> names = {"baseline"};
-    for (const Variant& v : VariantRegistry::instance().variants(Arch::parse(device.arch()), shape.heads, shape.head_dim)) {
+    for (const Variant& v : VariantRegistry::instance().variants(Arch::parse(arch), shape.heads, shape.head_dim)) {
         if (v.op != MatrixOp::mfma) names.push_back(v.name());
     }
+    std::erase_if(names, [&](const std::string& name) {
+        return std::find(excluded.begin(), excluded.end(), name) != excluded.end();
+    });
     return names;
+}
+
+void check_excluded_names(const std::vector<std::string>& names) {
+    for (const std::string& name : names) {
+        if (name == "baseline") continue;
+        try {
+            (void)Variant::parse(name);
+        } catch (const Error& e) {
+            MQAJIT_FAIL(invalid_argument, "--exclude {}: not baseline nor a variant name ({}); `mqajit variants` lists them",
+                        name, e.what());
+        }
+    }
+}
+
+std::string shape_label(const BenchShape& s) {
+    return fmt::format("H={} D={} S={} N={}", s.heads, s.head_dim, s.seq_len, s.seq_len_kv);
 }
 
 ShapeResult tune_shape(Device& device, const BenchShape& shape, const TuneSettings& settings,
@@ -106,18 +127,23 @@ ShapeResult tune_shape(Device& device, const BenchShape& shape, const TuneSettin
     ShapeCheck check(device, shape);
     ShapeTimer timer(device, shape);
     result.flops = timer.flops();
+    const std::string label = shape_label(shape);
+    auto in_flight = [&](const std::string& kernel, CandidatePhase phase, auto&& work) {
+        CandidateScope scope(settings.watchdog, kernel, label, phase);
+        return scope.run(work);
+    };
     const TimingOptions full{.warmup_runs = settings.warmup_runs, .timed_runs = settings.timed_runs};
     const TimingOptions probe{.warmup_runs = kProbeWarmupRuns, .timed_runs = kProbeRuns};
 
     double fastest_us = 0;  // the fastest full or probe median so far
     auto note_time = [&](double us) { fastest_us = fastest_us > 0 ? std::min(fastest_us, us) : us; };
-    for (const std::string& kernel : tuning_candidates(device, shape)) {
+    for (const std::string& kernel : tuning_candidates(device.arch(), shape, settings.excluded)) {
         if (interrupted()) return result;
-        CandidateResult candidate = check.verify(kernel);
+        CandidateResult candidate = in_flight(kernel, CandidatePhase::check, [&] { return check.verify(kernel); });
         const double fastest_before = fastest_us;
         // NOTES: the baseline is always timed in full: its median is the row's baseline_us.
         if (candidate.verified && kernel != "baseline" && settings.prune_factor > 0) {
-            const Timing t = timer.time(kernel, probe);
+            const Timing t = in_flight(kernel, CandidatePhase::probe, [&] { return timer.time(kernel, probe); });
             if (is_pruned(t.median_us, fastest_us, settings.prune_factor)) {
                 candidate.pruned = true;
                 candidate.median_us = t.median_us;
@@ -127,7 +153,7 @@ ShapeResult tune_shape(Device& device, const BenchShape& shape, const TuneSettin
             }
         }
         if (candidate.verified && !candidate.pruned) {
-            const Timing t = timer.time(kernel, full);
+            const Timing t = in_flight(kernel, CandidatePhase::timing, [&] { return timer.time(kernel, full); });
             candidate.median_us = t.median_us;
             candidate.runs = t.runs;
             note_time(t.median_us);
@@ -147,7 +173,9 @@ ShapeResult tune_shape(Device& device, const BenchShape& shape, const TuneSettin
     for (int round = 0; round < 3; ++round) {
         for (std::size_t i = 0; i < finalists; ++i) {
             if (interrupted()) return result;
-            ranked[i]->median_us = std::min(ranked[i]->median_us, timer.time(ranked[i]->kernel, full).median_us);
+            const std::string& kernel = ranked[i]->kernel;
+            const Timing t = in_flight(kernel, CandidatePhase::timing, [&] { return timer.time(kernel, full); });
+            ranked[i]->median_us = std::min(ranked[i]->median_us, t.median_us);
         }
     }
     std::sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(finalists), by_time);
@@ -176,15 +204,19 @@ RecheckResult recheck_row(Device& device, const TunedRow& row, const TuneSetting
     const BenchShape shape{.heads = row.key.heads, .head_dim = row.key.head_dim,
                            .seq_len = static_cast<int>(row.key.seq_len), .seq_len_kv = static_cast<int>(row.key.seq_len_kv)};
     const std::string kernel = row.backend == "jit" ? row.variant : "baseline";
+    const std::string label = shape_label(shape);
     RecheckResult result;
-    const CandidateResult check = ShapeCheck(device, shape).verify(kernel);
+    const CandidateResult check = CandidateScope(settings.watchdog, kernel, label, CandidatePhase::check).run([&] {
+        return ShapeCheck(device, shape).verify(kernel);
+    });
     result.verified = check.verified;
     result.problem = check.problem;
     if (!result.verified) return result;
     ShapeTimer timer(device, shape);
-    result.measured_us =
-        timer.time(kernel, TimingOptions{.warmup_runs = settings.warmup_runs, .timed_runs = settings.timed_runs})
-            .median_us;
+    const TimingOptions full{.warmup_runs = settings.warmup_runs, .timed_runs = settings.timed_runs};
+    result.measured_us = CandidateScope(settings.watchdog, kernel, label, CandidatePhase::timing).run([&] {
+        return timer.time(kernel, full).median_us;
+    });
     result.drift = row.us > 0 ? result.measured_us / row.us - 1.0 : 0.0;
     return result;
 }

@@ -12,6 +12,7 @@
 #include "runtime/device.hpp"
 #include "tools/common/shapes.hpp"
 #include "tools/common/timing.hpp"
+#include "tools/common/tune_watchdog.hpp"
 #include "tuning_db/tuned_row.hpp"
 
 namespace mqajit::tools {
@@ -30,6 +31,8 @@ struct TuneSettings {
     std::string compiler_version;  // "nvrtc 13.0"
     std::string driver_version;    // "13.0"
     const std::atomic<bool>* interrupted = nullptr;  // checked between candidates
+    TuneWatchdog* watchdog = nullptr;  // told of every candidate's check, probe and timing
+    std::vector<std::string> excluded;  // candidates left out (--exclude)
 };
 
 struct CandidateResult {
@@ -53,8 +56,17 @@ struct ShapeResult {
 // while there is no fastest yet (`fastest_us` <= 0) or when `prune_factor` <= 0 (pruning off).
 bool is_pruned(double probe_us, double fastest_us, double prune_factor);
 
-// Candidates for a shape on `device`: the baseline plus every registered variant that can run.
-std::vector<std::string> tuning_candidates(Device& device, const BenchShape& shape);
+// Candidates for a shape on `arch`: the baseline plus every registered variant that can run
+// there, less those named in `excluded`.
+std::vector<std::string> tuning_candidates(std::string_view arch, const BenchShape& shape,
+                                           const std::vector<std::string>& excluded = {});
+
+// Checks the names given to --exclude: each must be "baseline" or a variant name. Throws
+// Error(invalid_argument) naming the first that is neither.
+void check_excluded_names(const std::vector<std::string>& names);
+
+// "H=32 D=128 S=2048 N=8192": how the tuner names a shape in its lines.
+std::string shape_label(const BenchShape& shape);
 
 ShapeResult tune_shape(Device& device, const BenchShape& shape, const TuneSettings& settings,
                        const std::function<void(const std::string&)>& progress);

@@ -1,0 +1,107 @@
+#include "tools/common/tune_output_csv.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "core/check.hpp"
+
+namespace mqajit::tools {
+namespace {
+
+bool is_blank(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
+
+std::string without_cr(std::string_view line) {
+    return std::string(line.ends_with('\r') ? line.substr(0, line.size() - 1) : line);
+}
+
+}  // namespace
+
+TuneOutputCsv::TuneOutputCsv()
+    : columns_(tuning::split_csv_line(tuning::csv_header())), lines_{{.text = tuning::csv_header()}} {}
+
+TuneOutputCsv TuneOutputCsv::parse(std::string_view text, std::string_view source) {
+    TuneOutputCsv table;
+    table.lines_.clear();
+    table.columns_.clear();
+    table.ends_with_newline_ = text.empty() || text.ends_with('\n');
+    std::string header;
+    std::size_t pos = 0, line_number = 0;
+    while (pos < text.size()) {
+        const std::size_t newline = text.find('\n', pos);
+        const std::string_view line = text.substr(pos, newline == std::string_view::npos ? newline : newline - pos);
+        pos = newline == std::string_view::npos ? text.size() : newline + 1;
+        ++line_number;
+        Line kept{.text = std::string(line)};
+        if (header.empty() && !is_blank(line)) {
+            header = without_cr(line);
+            // NOTES: parsing the header alone reports a bad one; a good one yields no row and no problem.
+            const tuning::CsvRows check = tuning::parse_csv(header, source);
+            MQAJIT_CHECK(check.problems.empty(), "{}:{} is not a tuning table's header ({}); give another -o file or "
+                         "move this one away", source, line_number,
+                         check.problems.empty() ? "" : check.problems.front().message);
+            table.columns_ = tuning::split_csv_line(header);
+            if (line.ends_with('\r')) table.cr_ = "\r";
+        } else if (!is_blank(line)) {
+            // NOTES: each line is parsed under the header on its own, so its row maps to its raw text.
+            const tuning::CsvRows one = tuning::parse_csv(header + "\n" + without_cr(line), source);
+            const std::string place = fmt::format("{}:{}", source, line_number);
+            if (one.rows.size() == 1) {
+                kept.row = one.rows.front();
+                kept.row->origin = place;
+            }
+            for (const tuning::RowProblem& problem : one.problems) table.problems_.push_back({place, problem.message});
+        }
+        table.lines_.push_back(std::move(kept));
+    }
+    // NOTES: a file with no header yet (empty or blank) becomes a fresh table.
+    return header.empty() ? TuneOutputCsv() : table;
+}
+
+TuneOutputCsv TuneOutputCsv::read(const std::filesystem::path& path) {
+    if (!std::filesystem::exists(path)) return TuneOutputCsv();
+    std::ifstream in(path, std::ios::binary);
+    MQAJIT_CHECK_KIND(io, in.good(), "cannot read {}; check its permissions", path.string());
+    std::ostringstream text;
+    text << in.rdbuf();
+    MQAJIT_CHECK_KIND(io, !in.bad(), "reading {} failed part way; check the disk", path.string());
+    return parse(text.str(), path.string());
+}
+
+std::vector<TunedRow> TuneOutputCsv::rows() const {
+    std::vector<TunedRow> rows;
+    for (const Line& line : lines_)
+        if (line.row) rows.push_back(*line.row);
+    return rows;
+}
+
+void TuneOutputCsv::upsert(const TunedRow& row) {
+    Line replacement{.text = tuning::csv_line(row, columns_) + cr_, .row = row};
+    const auto same_key = [&](const Line& line) { return line.row && line.row->key == row.key; };
+    const auto first = std::find_if(lines_.begin(), lines_.end(), same_key);
+    if (first == lines_.end()) {
+        lines_.push_back(std::move(replacement));
+        ends_with_newline_ = true;
+        return;
+    }
+    // NOTES: a row that comes back with the same values (a --devices worker's copy of a row it did
+    // not tune) keeps its line as it was.
+    if (tuning::csv_line(*first->row) == tuning::csv_line(row)) return;
+    *first = std::move(replacement);
+    lines_.erase(std::remove_if(std::next(first), lines_.end(), same_key), lines_.end());
+}
+
+std::string TuneOutputCsv::text() const {
+    std::string text;
+    for (std::size_t i = 0; i < lines_.size(); ++i) {
+        text += lines_[i].text;
+        if (i + 1 < lines_.size() || ends_with_newline_) text += '\n';
+    }
+    return text;
+}
+
+void TuneOutputCsv::write(const std::filesystem::path& path) const { tuning::write_csv_text_file(path, text()); }
+
+}  // namespace mqajit::tools

@@ -1,0 +1,53 @@
+#pragma once
+// The output CSV of `mqajit tune`, kept line for line. A row the run does not tune comes out
+// byte for byte as it went in (a gfx950 row's backend stays `flydsl`, `56.0` stays `56.0`, a line
+// that does not parse stays as it was); a tuned row replaces the first line of its key in place,
+// or is appended; the header line is kept, and new rows are written in its column order.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tuning_db/csv.hpp"
+#include "tuning_db/tuned_row.hpp"
+
+namespace mqajit::tools {
+
+class TuneOutputCsv {
+public:
+    // A table with the standard header (csv_header()) and no rows.
+    TuneOutputCsv();
+    // The table in CSV text; `source` names it in origins and problems. Throws
+    // Error(invalid_argument) when the text has a first line but it is not a tuning-table header.
+    static TuneOutputCsv parse(std::string_view text, std::string_view source);
+    // The table in `path`, or an empty one when there is no such file.
+    static TuneOutputCsv read(const std::filesystem::path& path);
+
+    // Every line that holds a row, in file order, each with origin "<source>:<line>".
+    std::vector<TunedRow> rows() const;
+    // Lines that did not parse; they are kept as they are.
+    const std::vector<tuning::RowProblem>& problems() const { return problems_; }
+
+    // Puts `row` in place of the first line of its key (later lines of that key are dropped), or
+    // appends it. A row whose values equal that line's changes nothing.
+    void upsert(const TunedRow& row);
+
+    std::string text() const;
+    // Writes text() beside `path` and renames it into place.
+    void write(const std::filesystem::path& path) const;
+
+private:
+    struct Line {
+        std::string text;  // as read, without its '\n'
+        std::optional<TunedRow> row;
+    };
+    std::vector<std::string> columns_;
+    std::vector<Line> lines_;  // the header is one of them
+    std::string cr_;  // "\r" when the file's lines end in "\r\n"
+    bool ends_with_newline_ = true;
+    std::vector<tuning::RowProblem> problems_;
+};
+
+}  // namespace mqajit::tools

@@ -29,7 +29,7 @@ for step in "${steps[@]}"; do
       ctest --test-dir build --output-on-failure -j4 --timeout 900 ${CTEST_ARGS:-} > "$out/ctest.log" 2>&1
       echo "ctest exit $?"; grep -E "tests passed|tests failed|\*\*\*Failed|SKIPPED" "$out/ctest.log" | head -30 ;;
     sass)
-      build/tools/mqajit codegen wgmma64x128x32_bkv128_r4_w2_lds3 --arch sm_90a > /tmp/k.cu &&
+      build/tools/mqajit codegen wgmma64x128x32_bkv128_r4_w2_lds4 --arch sm_90a > /tmp/k.cu &&
       nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -Icodegen/templates -cubin -o /tmp/k.cubin /tmp/k.cu &&
       cuobjdump --dump-sass /tmp/k.cubin > "$out/sass.txt" 2>&1
       echo "QGMMA instructions in the sm90 kernel: $(grep -c QGMMA "$out/sass.txt")" ;;

@@ -11,7 +11,7 @@ namespace mqajit {
 namespace {
 
 constexpr std::string_view kGrammar = "<op><M>x<N>x<K>_bkv<B>_r<R>_w<W>[_lds<S>]";
-constexpr std::string_view kExample = "wgmma64x128x32_bkv128_r4_w2_lds3";
+constexpr std::string_view kExample = "wgmma64x128x32_bkv128_r4_w2_lds4";
 // NOTES: seven digits keep every product the rules compute (e.g. S*B*D) far from int64 overflow.
 constexpr std::size_t kMaxDigits = 7;
 

@@ -18,7 +18,7 @@ void add_codegen_command(CLI::App& app, CommandContext& context) {
     };
     auto options = std::make_shared<Options>();
     CLI::App* command = app.add_subcommand("codegen", "Print the kernel source generated for a variant");
-    command->add_option("variant", options->variant, "Variant name, e.g. wgmma64x128x32_bkv128_r4_w2_lds3")->required();
+    command->add_option("variant", options->variant, "Variant name, e.g. wgmma64x128x32_bkv128_r4_w2_lds4")->required();
     command->add_option("--arch", options->arch, "Target arch (default: MQAJIT_ARCH)");
     command->add_option("--heads", options->heads, "Query heads H")->check(CLI::IsMember({32, 64}));
     command->add_option("--head-dim", options->head_dim, "Head dimension D")->check(CLI::IsMember({64, 128}));

@@ -7,6 +7,7 @@
 #include "codegen/templates/mqa_logits_params.cuh"
 #include "core/check.hpp"
 #include "runtime/cuda_resources.hpp"
+#include "runtime/launch_checks.hpp"
 #include "runtime/tensor_map_memo.hpp"
 
 namespace mqajit {
@@ -107,16 +108,9 @@ void CudaDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config, 
     const auto* cuda_kernel = dynamic_cast<const CudaKernel*>(&kernel);
     MQAJIT_CHECK(cuda_kernel != nullptr, "kernel {} was not loaded by the CUDA backend; load it with this device",
                  kernel.name());
-    MQAJIT_CHECK(cuda_kernel->context().context() == context(),
-                 "kernel {} was loaded on device {}, not on device {}; load it with the device that launches it",
-                 kernel.name(), cuda_kernel->context().ordinal(), ordinal());
-    MQAJIT_CHECK(argument != nullptr && argument_bytes > 0, "kernel {} needs its by-value argument; got {} bytes at {}",
-                 kernel.name(), argument_bytes, argument);
-    MQAJIT_CHECK(config.grid_x > 0 && config.grid_y > 0 && config.grid_z > 0 && config.block_x > 0 &&
-                     config.block_y > 0 && config.block_z > 0,
-                 "kernel {} launch has an empty grid ({}, {}, {}) or block ({}, {}, {}); every extent must be >= 1",
-                 kernel.name(), config.grid_x, config.grid_y, config.grid_z, config.block_x, config.block_y,
-                 config.block_z);
+    check_same_device(kernel, cuda_kernel->context().context() == context(), cuda_kernel->context().ordinal(),
+                      ordinal());
+    check_launch_arguments(kernel, config, argument, argument_bytes);
     MQAJIT_CHECK(config.dynamic_shared_bytes <= cuda_kernel->max_dynamic_shared_bytes(),
                  "kernel {} asks for {} bytes of dynamic shared memory; {} allows at most {}: choose a variant with "
                  "fewer stages or smaller tiles",

@@ -5,6 +5,7 @@
 #include "core/check.hpp"
 #include "runtime/arch_override.hpp"
 #include "runtime/hip_code_object.hpp"
+#include "runtime/launch_checks.hpp"
 
 namespace mqajit {
 
@@ -29,16 +30,8 @@ void HipDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config, v
     const auto* hip_kernel = dynamic_cast<const HipKernel*>(&kernel);
     MQAJIT_CHECK(hip_kernel != nullptr, "kernel {} was not loaded by the HIP backend; load it with this device",
                  kernel.name());
-    MQAJIT_CHECK(hip_kernel->ordinal() == ordinal(),
-                 "kernel {} was loaded on device {}, not on device {}; load it with the device that launches it",
-                 kernel.name(), hip_kernel->ordinal(), ordinal());
-    MQAJIT_CHECK(argument != nullptr && argument_bytes > 0, "kernel {} needs its by-value argument; got {} bytes at {}",
-                 kernel.name(), argument_bytes, argument);
-    MQAJIT_CHECK(config.grid_x > 0 && config.grid_y > 0 && config.grid_z > 0 && config.block_x > 0 &&
-                     config.block_y > 0 && config.block_z > 0,
-                 "kernel {} launch has an empty grid ({}, {}, {}) or block ({}, {}, {}); every extent must be >= 1",
-                 kernel.name(), config.grid_x, config.grid_y, config.grid_z, config.block_x, config.block_y,
-                 config.block_z);
+    check_same_device(kernel, hip_kernel->ordinal() == ordinal(), hip_kernel->ordinal(), ordinal());
+    check_launch_arguments(kernel, config, argument, argument_bytes);
     MQAJIT_CHECK(config.dynamic_shared_bytes <= info_.max_shared_bytes_per_block,
                  "kernel {} asks for {} bytes of LDS; {} allows at most {} per workgroup: choose a variant with fewer "
                  "LDS buffers or smaller tiles",

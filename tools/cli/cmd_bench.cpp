@@ -14,7 +14,8 @@
 #include "tools/common/roofline.hpp"
 #include "tools/common/shapes.hpp"
 #include "tools/common/timing.hpp"
-#include "variants/registry.hpp"
+#include "tools/common/tuner.hpp"
+#include "variants/arch.hpp"
 
 namespace mqajit::cli {
 namespace {
@@ -33,12 +34,10 @@ struct BenchOptions {
 std::vector<std::string> candidate_variants(const std::string& spec, Device& device, const tools::BenchShape& s) {
     std::vector<std::string> names;
     if (spec == "all") {
-        const Arch arch = Arch::parse(device.arch());
-        for (const Variant& v : VariantRegistry::instance().variants(arch, s.heads, s.head_dim)) {
-            if (v.op != MatrixOp::mfma) names.push_back(v.name());
-        }
-        MQAJIT_CHECK_KIND(unsupported, !names.empty(), "no variant can run on {} at H={} D={}", arch.name, s.heads,
-                          s.head_dim);
+        // The tuner's candidates without the baseline, which bench times on its own.
+        names = tools::tuning_candidates(device.arch(), s, {"baseline"});
+        MQAJIT_CHECK_KIND(unsupported, !names.empty(), "no variant can run on {} at H={} D={}",
+                          Arch::parse(device.arch()).name, s.heads, s.head_dim);
     } else if (spec.find(',') != std::string::npos) {
         std::size_t begin = 0;
         while (begin <= spec.size()) {

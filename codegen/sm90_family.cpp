@@ -6,6 +6,7 @@
 
 #include "codegen/family_support.hpp"
 #include "codegen/families.hpp"
+#include "codegen/sm90_family.hpp"
 #include "codegen/templates.hpp"
 #include "codegen/templates/mqa_logits_params.cuh"
 #include "core/check.hpp"
@@ -13,10 +14,6 @@
 
 namespace mqajit {
 namespace {
-
-// NOTES: units (q-block, KV split) per SM that the split heuristic aims for; several per SM even out
-// the causal imbalance between q-blocks while keeping each unit's re-load of Q cheap (from L2).
-constexpr int kUnitsPerMultiprocessor = 4;
 
 std::size_t sm90_shared_bytes(const Variant& v, int heads, int head_dim) {
     return static_cast<std::size_t>(wgmma_shared_bytes(v, heads, head_dim));
@@ -54,11 +51,14 @@ public:
         MQAJIT_CHECK_KIND(unsupported, smem <= device.max_shared_bytes_per_block(),
                           "variant {} needs {} B of shared memory; the device allows {} B per block", v.name(),
                           smem, device.max_shared_bytes_per_block());
+        MQAJIT_CHECK(params.num_kv_splits >= 0, "kv_splits must be 0 (automatic) or positive; got {}",
+                     params.num_kv_splits);
         const int sms = device.multiprocessor_count();
         const std::int64_t num_q_blocks = ceil_div(shape.seq_len, v.rows);
         const std::int64_t num_tiles = ceil_div(shape.seq_len_kv, v.bkv);
-        const std::int64_t wanted_units = static_cast<std::int64_t>(kUnitsPerMultiprocessor) * sms;
-        const std::int64_t num_splits = std::clamp<std::int64_t>(ceil_div(wanted_units, num_q_blocks), 1, num_tiles);
+        const std::int64_t num_splits = params.num_kv_splits > 0
+                                            ? whole_kv_splits(num_tiles, params.num_kv_splits)
+                                            : sm90_kv_splits(num_q_blocks, num_tiles, sms);
 
         params.num_q_blocks = static_cast<int>(num_q_blocks);
         params.num_kv_splits = static_cast<int>(num_splits);
@@ -108,6 +108,36 @@ private:
 };
 
 }  // namespace
+
+std::int64_t whole_kv_splits(std::int64_t num_kv_tiles, std::int64_t wanted) {
+    if (num_kv_tiles <= 0) return 1;
+    // NOTES: the kernel gives split y the tiles [y*T, (y+1)*T) with T = ceil(tiles / splits); taking
+    // T first and then splits = ceil(tiles / T) leaves no split empty (10 tiles in 6 splits: T = 2
+    // would leave the sixth idle, so 5 splits).
+    const std::int64_t tiles_per_split = ceil_div(num_kv_tiles, std::clamp<std::int64_t>(wanted, 1, num_kv_tiles));
+    return ceil_div(num_kv_tiles, tiles_per_split);
+}
+
+int sm90_kv_splits(std::int64_t num_q_blocks, std::int64_t num_kv_tiles, int num_multiprocessors) {
+    if (num_q_blocks <= 0 || num_kv_tiles <= 0 || num_multiprocessors <= 0) return 1;
+    // NOTES: the masks are in device memory, so the model assumes full windows: every unit costs its
+    // tiles plus a start-up (weights, Q wait, pipeline drain) of kUnitStartTiles, and the block that
+    // gets the most units sets the time. Causal masks make units unequal; the kernel's snake order
+    // evens those out, so more splits than this model wants buy little and cost start-ups.
+    constexpr std::int64_t kUnitStartTiles = 2;
+    std::int64_t best_splits = 1, best_cost = -1;
+    for (std::int64_t wanted = 1; wanted <= std::min<std::int64_t>(num_kv_tiles, 4 * num_multiprocessors); ++wanted) {
+        const std::int64_t splits = whole_kv_splits(num_kv_tiles, wanted);
+        if (splits != wanted) continue;
+        const std::int64_t rounds = ceil_div(num_q_blocks * splits, num_multiprocessors);
+        const std::int64_t cost = rounds * (ceil_div(num_kv_tiles, splits) + kUnitStartTiles);
+        if (best_cost < 0 || cost < best_cost) {
+            best_cost = cost;
+            best_splits = splits;
+        }
+    }
+    return static_cast<int>(best_splits);
+}
 
 const KernelFamily& sm90_wgmma_family() {
     static const Sm90WgmmaFamily family;

@@ -1,5 +1,6 @@
 #include "mqajit/mqa_logits.hpp"
 
+#include "core/check.hpp"
 #include "runtime/dispatch.hpp"
 #include "runtime/mqa_logits_args.hpp"
 
@@ -8,8 +9,11 @@ namespace mqajit {
 void mqa_logits(const TensorView& q, const TensorView& kv, const TensorView& kv_scales, const TensorView& weights,
                 const TensorView& cu_starts, const TensorView& cu_ends, const TensorView& logits,
                 const MqaLogitsOptions& options) {
+    MQAJIT_CHECK(options.kv_splits >= 0, "options.kv_splits must be 0 (automatic) or a positive count; got {}",
+                 options.kv_splits);
     MqaLogitsArgs args =
         make_mqa_logits_args(q, kv, kv_scales, weights, cu_starts, cu_ends, logits, options.clean_logits);
+    args.params.num_kv_splits = options.kv_splits;
     Dispatcher::instance().run(args, options);
 }
 

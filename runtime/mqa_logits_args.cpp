@@ -105,7 +105,7 @@ MqaLogitsArgs make_mqa_logits_args(const TensorView& q, const TensorView& kv, co
     p.heads = static_cast<int>(h);
     p.head_dim = static_cast<int>(d);
     p.clean_logits = clean_logits ? 1 : 0;
-    p.num_kv_splits = 1;
+    p.num_kv_splits = 0;  // automatic; the family's plan fills in its count
     p.num_q_blocks = 1;
     return args;
 }

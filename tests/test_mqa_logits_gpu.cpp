@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "tests/gpu_support.hpp"
 #include "tools/common/device_problem.hpp"
@@ -123,4 +124,32 @@ TEST_CASE("gpu: dispatch without a request serves a correct kernel and reports i
     INFO(result.summary());
     CHECK(!result.kernel.empty());
     CHECK(result.passed(kMaxCalcDiff));
+}
+
+TEST_CASE("gpu: a forced KV split count gives the same bits as the automatic one") {
+    MQAJIT_REQUIRE_GPU();
+    const Arch arch = Arch::parse(gpu->arch());
+    const auto variants = VariantRegistry::instance().variants(arch, 32, 128);
+    const auto wgmma = std::find_if(variants.begin(), variants.end(), [](const Variant& v) { return v.op == MatrixOp::wgmma; });
+    if (wgmma == variants.end()) {
+        MESSAGE(fmt::format("skipped: {} runs no wgmma variant", arch.name));
+        return;
+    }
+    for (const Case& c : {Case{256, 5000, MaskKind::causal}, Case{300, 5000, MaskKind::packed, 5}}) {
+        DeviceProblem problem(*gpu, make_problem(c.seq_len, c.seq_len_kv, 32, 128, c.mask, fresh_seed(),
+                                                 c.seq_len_kv + c.row_padding));
+        const std::vector<float> expected = reference_logits(problem, true);
+        problem.poison_logits();
+        problem.run(MqaLogitsOptions{.variant = wgmma->name()});
+        const std::vector<float> automatic = problem.download_logits();
+        for (int splits : {1, 2, 3, 7, 100000}) {
+            const CheckResult result =
+                check_against(problem, expected, MqaLogitsOptions{.variant = wgmma->name(), .kv_splits = splits});
+            INFO(fmt::format("{} S={} N={} mask={} kv_splits={}: {}", wgmma->name(), c.seq_len, c.seq_len_kv,
+                             to_string(c.mask), splits, result.summary()));
+            CHECK(result.passed(kMaxCalcDiff));
+            const std::vector<float> forced = problem.download_logits();
+            CHECK(std::memcmp(forced.data(), automatic.data(), forced.size() * sizeof(float)) == 0);
+        }
+    }
 }

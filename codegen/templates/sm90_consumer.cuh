@@ -215,8 +215,8 @@ __device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLa
     float acc_b[C::kPipelined ? C::kMTiles : 1][C::kPipelined ? C::kN / 2 : 1];
 
     u32 tile_counter = 0, q_counter = 0;
-    for (int unit_index = blockIdx.x; unit_index < num_units<C>(p); unit_index += gridDim.x) {
-        const Unit unit = describe_unit<C::kRows, C::kBlockKv>(p, unit_index);
+    for (int round = 0, position; (position = unit_position(round)) < num_units<C>(p); ++round) {
+        const Unit unit = describe_unit<C::kRows, C::kBlockKv>(p, position);
         if (p.clean_logits) fill_uncomputed<C>(p, unit, math_thread);
         if (unit.tile_end == unit.tile_begin) continue;
 

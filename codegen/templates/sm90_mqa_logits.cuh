@@ -4,7 +4,8 @@
 // fused in. Variant `wgmma64x<N>x32_bkv<B>_r<R>_w<W>_lds<S>` instantiates Sm90Config<H, D, B, R, W, S>.
 //
 // Block: warpgroup 0 is the producer (one thread issues every TMA load); warpgroups 1..W do math.
-// Work: a persistent grid walks units (q-block, KV split) round robin. Inside a unit, the KV tiles
+// Work: a persistent grid walks units (q-block, KV split) in a snake order (see unit_position).
+// Inside a unit, the KV tiles
 // that meet the q-block's windows are computed; math warpgroups take whole tiles in turn, so one
 // warpgroup's epilogue overlaps another's wgmma (and, when pipelined, its own next wgmma).
 
@@ -72,11 +73,22 @@ __device__ __forceinline__ int clamp_index(int value, int low, int high) {
     return value < low ? low : (value > high ? high : value);
 }
 
+// NOTES: the block's unit in `round`. Rounds of gridDim.x positions go forward and backward in
+// turn (a snake), and positions run split by split, each split from its last q-block to its first.
+// Under causal masks the later q-blocks have the longer windows, so units are dealt out longest
+// first and a block that drew a long unit in one round draws a short one in the next: close to
+// the longest-processing-time rule, with no device-wide counter. Round robin in (q-block, split)
+// order gave every even block the full first splits and every odd one the short last ones.
+__device__ __forceinline__ int unit_position(int round) {
+    const int slot = (round & 1) ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
+    return round * static_cast<int>(gridDim.x) + slot;
+}
+
 template <int kRows, int kBlockKv>
-__device__ __forceinline__ Unit describe_unit(const MqaLogitsParams& p, int unit_index) {
+__device__ __forceinline__ Unit describe_unit(const MqaLogitsParams& p, int position) {
     Unit unit;
-    const int split = unit_index % p.num_kv_splits;
-    unit.q_block = unit_index / p.num_kv_splits;
+    const int split = position / p.num_q_blocks;
+    unit.q_block = p.num_q_blocks - 1 - position % p.num_q_blocks;
     unit.first_row = unit.q_block * kRows;
     const int num_tiles = (p.seq_len_kv + kBlockKv - 1) / kBlockKv;
     const int tiles_per_split = (num_tiles + p.num_kv_splits - 1) / p.num_kv_splits;
@@ -145,8 +157,8 @@ __device__ __forceinline__ void produce(const MqaLogitsParams& p, const SharedLa
     prefetch_tensor_map(&p.tma_q);
     prefetch_tensor_map(&p.tma_kv);
     u32 tile_counter = 0, q_counter = 0;
-    for (int unit_index = blockIdx.x; unit_index < num_units<C>(p); unit_index += gridDim.x) {
-        const Unit unit = describe_unit<C::kRows, C::kBlockKv>(p, unit_index);
+    for (int round = 0, position; (position = unit_position(round)) < num_units<C>(p); ++round) {
+        const Unit unit = describe_unit<C::kRows, C::kBlockKv>(p, position);
         if (unit.tile_end == unit.tile_begin) continue;
         const u32 q_buffer = q_counter % C::kQBuffers;
         barrier_wait(smem.q_empty + q_buffer, ((q_counter / C::kQBuffers) & 1) ^ 1);

@@ -21,6 +21,10 @@ struct MqaLogitsOptions {
     // Empty: the tuned table decides. "baseline": the pre-built kernel. Otherwise a variant name,
     // which must be able to run here (an mqajit::Error says why not).
     std::string variant;
+    // KV splits per query block. 0: the kernel family's own rule. A positive count is honoured by
+    // the sm_90a wgmma family (rounded so no split is empty) and ignored by the others; it is for
+    // experiments and tuning, results are identical for any count.
+    int kv_splits = 0;
     DispatchReport* report = nullptr;
 };
 

@@ -23,6 +23,7 @@ namespace {
 struct BenchOptions {
     std::string shapes = "glm5";
     std::string variant;  // empty: what dispatch picks
+    int kv_splits = 0;    // forwarded to MqaLogitsOptions::kv_splits for every kernel but the baseline
     int runs = 50;
     int warmup = 5;
     bool check = false;
@@ -64,6 +65,10 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
     command->add_option("--variant", options->variant,
                         "Time this variant (or 'baseline') instead of the tuned choice; 'all' or a comma-separated "
                         "list times each candidate and reports the fastest");
+    command->add_option("--kv-splits", options->kv_splits,
+                        "Force this many KV splits per query block on the timed kernels (wgmma family; 0: its own rule). "
+                        "The baseline keeps its own rule")
+        ->check(CLI::Range(0, 1 << 20));
     command->add_option("--runs", options->runs, "Timed runs per kernel (median reported)")->check(CLI::Range(3, 100000));
     command->add_option("--warmup", options->warmup, "Warm-up runs per kernel")->check(CLI::Range(0, 1000));
     command->add_flag("--check", options->check, "Also check each kernel against the reference once");
@@ -90,9 +95,12 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
             tools::DeviceProblem problem(device, tools::make_problem(s.seq_len, s.seq_len_kv, s.heads, s.head_dim,
                                                                      tools::MaskKind::causal, seed++));
             const ProblemShape shape{.heads = s.heads, .head_dim = s.head_dim, .seq_len = s.seq_len, .seq_len_kv = s.seq_len_kv};
+            auto options_for = [&](const std::string& variant, void* stream) {
+                return MqaLogitsOptions{.stream = stream, .variant = variant,
+                                        .kv_splits = variant == "baseline" ? 0 : options->kv_splits};
+            };
             auto time_kernel = [&](const std::string& variant) {
-                return timer.time([&](void* stream) { problem.run(MqaLogitsOptions{.stream = stream, .variant = variant}); },
-                                  timing_options);
+                return timer.time([&](void* stream) { problem.run(options_for(variant, stream)); }, timing_options);
             };
             std::string kernel, reason;
             tools::Timing chosen;
@@ -119,7 +127,7 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
             std::string verdict;
             if (options->check) {
                 for (const std::string& variant : {per_variant.empty() ? options->variant : kernel, std::string("baseline")}) {
-                    const auto result = tools::check_against_reference(problem, MqaLogitsOptions{.variant = variant});
+                    const auto result = tools::check_against_reference(problem, options_for(variant, nullptr));
                     if (!result.passed(tools::kMaxCalcDiff)) {
                         ++failures;
                         verdict += fmt::format(" CHECK FAILED {}", result.summary());
@@ -132,7 +140,8 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
                             {"us", chosen.median_us}, {"min_us", chosen.min_us}, {"flops", flops},
                             {"tflops", flops / chosen.median_us * 1e-6},
                             {"baseline_us", baseline.median_us}, {"floor_us", floor}, {"runs", chosen.runs},
-                            {"checked", options->check}, {"check_failed", !verdict.empty()}});
+                            {"kv_splits", options->kv_splits}, {"checked", options->check},
+                            {"check_failed", !verdict.empty()}});
             if (!options->json) {
                 fmt::print("{:>3} {:>6} {:>6}  {:<36} {:>9.1f} {:>7.0f} {:>9.1f} {:>6.2f}x {:>8.1f} {:>6.0f}%{}\n", s.heads,
                            s.seq_len, s.seq_len_kv, kernel, chosen.median_us, flops / chosen.median_us * 1e-6,

@@ -1,0 +1,55 @@
+// The wgmma family's KV split rule (codegen/sm90_family.cpp): no split without tiles, within
+// [1, tiles], and splitting only where the persistent grid would otherwise idle.
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <initializer_list>
+
+#include "codegen/sm90_family.hpp"
+
+using namespace mqajit;
+
+namespace {
+
+bool every_split_has_tiles(std::int64_t tiles, std::int64_t splits) {
+    const std::int64_t per_split = (tiles + splits - 1) / splits;
+    return (splits - 1) * per_split < tiles;  // the last split starts inside the tiles
+}
+
+}  // namespace
+
+TEST_CASE("sm90 splits: a forced count is rounded so that no split is empty") {
+    for (std::int64_t tiles : {1, 2, 10, 63, 64, 65, 938}) {
+        for (std::int64_t wanted : {-3, 0, 1, 2, 3, 6, 7, 64, 100000}) {
+            const std::int64_t splits = whole_kv_splits(tiles, wanted);
+            INFO("tiles ", tiles, " wanted ", wanted, " -> ", splits);
+            CHECK(splits >= 1);
+            CHECK(splits <= tiles);
+            CHECK(every_split_has_tiles(tiles, splits));
+            if (wanted >= 1 && wanted <= tiles && tiles % wanted == 0) CHECK(splits == wanted);
+        }
+    }
+    CHECK(whole_kv_splits(10, 6) == 5);
+    CHECK(whole_kv_splits(0, 4) == 1);
+}
+
+TEST_CASE("sm90 splits: the automatic rule") {
+    for (int sms : {1, 78, 132}) {
+        for (const std::int64_t q_blocks : {std::int64_t{1}, std::int64_t{7}, std::int64_t{64}, std::int64_t{2} * sms,
+                                            std::int64_t{1024}, std::int64_t{8} * sms}) {
+            for (std::int64_t tiles : {1, 5, 64, 469, 938}) {
+                const int splits = sm90_kv_splits(q_blocks, tiles, sms);
+                INFO("sms ", sms, " q_blocks ", q_blocks, " tiles ", tiles, " -> ", splits);
+                CHECK(splits >= 1);
+                CHECK(splits <= tiles);
+                CHECK(every_split_has_tiles(tiles, splits));
+                // Whole rounds of q-blocks already keep every block busy: a split would only add start-ups.
+                if (q_blocks % sms == 0) CHECK(splits == 1);
+            }
+        }
+    }
+    // Few q-blocks and long rows: split until the 132 blocks all have work.
+    CHECK(sm90_kv_splits(1, 938, 132) >= 100);
+    CHECK(sm90_kv_splits(64, 938, 132) >= 2);
+}

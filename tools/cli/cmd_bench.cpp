@@ -85,7 +85,7 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
         nlohmann::json rows = nlohmann::json::array();
         int failures = 0;
         if (!options->json) {
-            fmt::print("# {} ({}, {} SMs), causal masks, median of {} runs, L2 flushed\n", device.name(), device.arch(),
+            fmt::print("# {} ({}, {} SMs), causal masks, median of {} runs, L2 flushed, a shape's kernels timed in turn\n", device.name(), device.arch(),
                        device.multiprocessor_count(), options->runs);
             fmt::print("{:>3} {:>6} {:>6}  {:<36} {:>9} {:>7} {:>9} {:>7} {:>8} {:>7}\n", "H", "S", "N", "kernel", "us",
                        "TFLOP/s", "base us", "speedup", "floor us", "%floor");
@@ -99,29 +99,37 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
                 return MqaLogitsOptions{.stream = stream, .variant = variant,
                                         .kv_splits = variant == "baseline" ? 0 : options->kv_splits};
             };
-            auto time_kernel = [&](const std::string& variant) {
-                return timer.time([&](void* stream) { problem.run(options_for(variant, stream)); }, timing_options);
+            auto launch_of = [&](const std::string& variant) -> tools::DeviceTimer::Launch {
+                return [&, variant](void* stream) { problem.run(options_for(variant, stream)); };
             };
+            // The kernels of a shape are timed run by run in turn, the baseline among them, so that
+            // the GPU's clocks drifting during the measurement cannot favour one of them.
+            std::vector<std::string> timed = candidate_variants(options->variant, device, s);
+            const bool compare_candidates = !timed.empty();
             std::string kernel, reason;
-            tools::Timing chosen;
-            nlohmann::json per_variant = nlohmann::json::object();
-            if (const auto candidates = candidate_variants(options->variant, device, s); !candidates.empty()) {
-                for (const std::string& name : candidates) {
-                    const tools::Timing t = time_kernel(name);
-                    per_variant[name] = t.median_us;
-                    if (kernel.empty() || t.median_us < chosen.median_us) {
-                        kernel = name;
-                        chosen = t;
-                    }
-                }
-                reason = "fastest of the candidates";
-            } else {
+            if (!compare_candidates) {
                 const KernelChoice choice = Dispatcher::instance().choose(shape, options->variant);
                 kernel = choice.variant ? choice.variant->name() : "baseline";
                 reason = choice.reason;
-                chosen = time_kernel(options->variant);
+                timed.push_back(options->variant);
             }
-            const tools::Timing baseline = time_kernel("baseline");
+            timed.push_back("baseline");
+            std::vector<tools::DeviceTimer::Launch> launches;
+            for (const std::string& name : timed) launches.push_back(launch_of(name));
+            const std::vector<tools::Timing> timings = timer.time_interleaved(launches, timing_options);
+            const tools::Timing baseline = timings.back();
+            tools::Timing chosen = timings.front();
+            nlohmann::json per_variant = nlohmann::json::object();
+            if (compare_candidates) {
+                for (std::size_t k = 0; k + 1 < timed.size(); ++k) {
+                    per_variant[timed[k]] = timings[k].median_us;
+                    if (kernel.empty() || timings[k].median_us < chosen.median_us) {
+                        kernel = timed[k];
+                        chosen = timings[k];
+                    }
+                }
+                reason = "fastest of the candidates";
+            }
             const double flops = problem.host().flops();
             const double floor = tools::floor_us(flops, s.seq_len, s.seq_len_kv);
             std::string verdict;

@@ -23,25 +23,36 @@ DeviceTimer::DeviceTimer(Device& device)
       events_(device.create_timer()),
       flush_buffer_(device.allocate(kFlushBytes)) {}
 
-Timing DeviceTimer::time(const std::function<void(void* stream)>& launch, const TimingOptions& options) {
+Timing DeviceTimer::time(const Launch& launch, const TimingOptions& options) {
+    return time_interleaved({launch}, options).front();
+}
+
+std::vector<Timing> DeviceTimer::time_interleaved(const std::vector<Launch>& launches, const TimingOptions& options) {
     void* stream = stream_->handle();
-    for (int i = 0; i < options.warmup_runs; ++i) launch(stream);
+    for (const Launch& launch : launches)
+        for (int i = 0; i < options.warmup_runs; ++i) launch(stream);
     device_.synchronize(stream);
-    std::vector<double> samples;
-    samples.reserve(options.timed_runs);
-    for (int i = 0; i < options.timed_runs; ++i) {
-        if (options.flush_l2) device_.fill_bytes(flush_buffer_->data(), static_cast<std::uint8_t>(i), kFlushBytes, stream);
-        events_->record_start(stream);
-        launch(stream);
-        events_->record_stop(stream);
-        samples.push_back(events_->elapsed_ms() * 1000.0);
+    const std::size_t count = launches.size();
+    std::vector<std::vector<double>> samples(count);
+    for (int run = 0; run < options.timed_runs; ++run) {
+        for (std::size_t turn = 0; turn < count; ++turn) {
+            const std::size_t k = (turn + static_cast<std::size_t>(run)) % count;
+            if (options.flush_l2)
+                device_.fill_bytes(flush_buffer_->data(), static_cast<std::uint8_t>(run), kFlushBytes, stream);
+            events_->record_start(stream);
+            launches[k](stream);
+            events_->record_stop(stream);
+            samples[k].push_back(events_->elapsed_ms() * 1000.0);
+        }
     }
-    Timing timing;
-    timing.runs = options.timed_runs;
-    timing.median_us = median(samples);
-    timing.min_us = *std::min_element(samples.begin(), samples.end());
-    timing.max_us = *std::max_element(samples.begin(), samples.end());
-    return timing;
+    std::vector<Timing> timings(count);
+    for (std::size_t k = 0; k < count && options.timed_runs > 0; ++k) {
+        timings[k].runs = options.timed_runs;
+        timings[k].median_us = median(samples[k]);
+        timings[k].min_us = *std::min_element(samples[k].begin(), samples[k].end());
+        timings[k].max_us = *std::max_element(samples[k].begin(), samples[k].end());
+    }
+    return timings;
 }
 
 }  // namespace mqajit::tools

@@ -26,8 +26,12 @@ struct Timing {
 class DeviceTimer {
 public:
     explicit DeviceTimer(Device& device);
+    using Launch = std::function<void(void* stream)>;
     // `launch(stream)` enqueues the work to time on `stream`.
-    Timing time(const std::function<void(void* stream)>& launch, const TimingOptions& options);
+    Timing time(const Launch& launch, const TimingOptions& options);
+    // Times several launches run by run in turn (each run's order rotated), so that a drift of
+    // the clocks during the measurement (a GPU heating up) falls on all of them alike.
+    std::vector<Timing> time_interleaved(const std::vector<Launch>& launches, const TimingOptions& options);
 
 private:
     Device& device_;

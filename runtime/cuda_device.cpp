@@ -8,7 +8,6 @@
 #include "core/check.hpp"
 #include "runtime/cuda_resources.hpp"
 #include "runtime/launch_checks.hpp"
-#include "runtime/tensor_map_memo.hpp"
 
 namespace mqajit {
 namespace {
@@ -130,11 +129,6 @@ void CudaDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config, 
 }
 
 void CudaDevice::encode_tensor_map(const TensorMapRequest& request, MqaTensorMap& out) const {
-    thread_local TensorMapMemo memo;
-    if (const MqaTensorMap* known = memo.find(request)) {
-        out = *known;
-        return;
-    }
     check_tensor_map_request(request);
     const cuuint64_t dims[3] = {request.dims[0], request.dims[1], request.dims[2]};
     const cuuint64_t strides[2] = {request.strides_bytes[0], request.strides_bytes[1]};
@@ -159,7 +153,6 @@ void CudaDevice::encode_tensor_map(const TensorMapRequest& request, MqaTensorMap
                                request.element_bytes, request.swizzle_bytes));
     }
     std::memcpy(&out, &encoded_map, sizeof(out));
-    memo.insert(request, out);
 }
 
 void CudaDevice::make_current() {

@@ -5,7 +5,6 @@
 #include <benchmark/benchmark.h>
 
 #include <memory>
-#include <vector>
 
 #include "runtime/backend.hpp"
 #include "tools/common/device_problem.hpp"
@@ -14,28 +13,21 @@ using namespace mqajit;
 
 namespace {
 
-// NOTES: `buffer_sets` problems are called in turn. With 1 every call passes the same pointers (an
-// engine reusing its workspaces), so the TMA descriptors come from the per-thread memo; with more
-// sets than the memo holds (runtime/tensor_map_memo.hpp) every call encodes them again.
-void run_calls(benchmark::State& state, const std::string& variant, int buffer_sets = 1) {
+void run_calls(benchmark::State& state, const std::string& variant) {
     Backend& backend = backend_for(Vendor::nvidia);
     if (!backend.driver_status().available) {
         state.SkipWithError("no GPU on this machine");
         return;
     }
     Device& device = *backend.current_device();
-    std::vector<std::unique_ptr<tools::DeviceProblem>> problems;
-    for (int i = 0; i < buffer_sets; ++i) {
-        problems.push_back(std::make_unique<tools::DeviceProblem>(
-            device, tools::make_problem(64, 1024, 32, 128, tools::MaskKind::causal, 1 + i)));
-    }
+    tools::DeviceProblem problem(device, tools::make_problem(64, 1024, 32, 128, tools::MaskKind::causal, 1));
     auto stream = device.create_stream();
     const MqaLogitsOptions options{.stream = stream->handle(), .variant = variant};
-    problems.front()->run(options);  // compile and load outside the timed loop
+    problem.run(options);  // compile and load outside the timed loop
     device.synchronize(stream->handle());
     std::int64_t calls = 0;
     for (auto _ : state) {
-        problems[calls % buffer_sets]->run(options);
+        problem.run(options);
         // NOTES: drain the queue now and then so launches never block on a full queue.
         if (++calls % 256 == 0) {
             state.PauseTiming();
@@ -50,13 +42,9 @@ void run_calls(benchmark::State& state, const std::string& variant, int buffer_s
 void BM_mqa_logits_call_baseline(benchmark::State& state) { run_calls(state, "baseline"); }
 void BM_mqa_logits_call_tuned(benchmark::State& state) { run_calls(state, ""); }
 void BM_mqa_logits_call_wgmma(benchmark::State& state) { run_calls(state, "wgmma64x128x32_bkv128_r4_w2_lds4"); }
-void BM_mqa_logits_call_wgmma_new_buffers(benchmark::State& state) {
-    run_calls(state, "wgmma64x128x32_bkv128_r4_w2_lds4", 64);
-}
 
 }  // namespace
 
 BENCHMARK(BM_mqa_logits_call_baseline)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_mqa_logits_call_tuned)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_mqa_logits_call_wgmma)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_mqa_logits_call_wgmma_new_buffers)->Unit(benchmark::kMicrosecond);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "codegen/family_support.hpp"
 #include "codegen/families.hpp"
@@ -20,6 +21,23 @@ std::size_t sm90_shared_bytes(const Variant& v, int heads, int head_dim) {
 }
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// NOTES: sm90_kv_splits is pure but takes up to half a microsecond for a few queries over long rows,
+// on every call; an engine calls with a handful of shapes, so each thread keeps its last answers.
+int remembered_kv_splits(std::int64_t num_q_blocks, std::int64_t num_kv_tiles, int num_multiprocessors) {
+    struct Answer {
+        std::int64_t num_q_blocks = -1, num_kv_tiles = -1;
+        int num_multiprocessors = -1, splits = 1;
+    };
+    thread_local std::array<Answer, 16> answers;
+    Answer& slot = answers[static_cast<std::size_t>(num_q_blocks * 31 + num_kv_tiles) % answers.size()];
+    if (slot.num_q_blocks != num_q_blocks || slot.num_kv_tiles != num_kv_tiles ||
+        slot.num_multiprocessors != num_multiprocessors) {
+        slot = {num_q_blocks, num_kv_tiles, num_multiprocessors,
+                sm90_kv_splits(num_q_blocks, num_kv_tiles, num_multiprocessors)};
+    }
+    return slot.splits;
+}
 
 class Sm90WgmmaFamily final : public KernelFamily {
 public:
@@ -58,7 +76,7 @@ public:
         const std::int64_t num_tiles = ceil_div(shape.seq_len_kv, v.bkv);
         const std::int64_t num_splits = params.num_kv_splits > 0
                                             ? whole_kv_splits(num_tiles, params.num_kv_splits)
-                                            : sm90_kv_splits(num_q_blocks, num_tiles, sms);
+                                            : remembered_kv_splits(num_q_blocks, num_tiles, sms);
 
         params.num_q_blocks = static_cast<int>(num_q_blocks);
         params.num_kv_splits = static_cast<int>(num_splits);
@@ -125,16 +143,24 @@ int sm90_kv_splits(std::int64_t num_q_blocks, std::int64_t num_kv_tiles, int num
     // gets the most units sets the time. Causal masks make units unequal; the kernel's snake order
     // evens those out, so more splits than this model wants buy little and cost start-ups.
     constexpr std::int64_t kUnitStartTiles = 2;
+    const std::int64_t max_splits = std::min<std::int64_t>(num_kv_tiles, 4 * std::int64_t{num_multiprocessors});
     std::int64_t best_splits = 1, best_cost = -1;
-    for (std::int64_t wanted = 1; wanted <= std::min<std::int64_t>(num_kv_tiles, 4 * num_multiprocessors); ++wanted) {
-        const std::int64_t splits = whole_kv_splits(num_kv_tiles, wanted);
-        if (splits != wanted) continue;
+    // NOTES: only counts that leave no split empty are tried, each once, by walking tiles-per-split
+    // down: tens of steps even for long rows, since this runs on every call.
+    for (std::int64_t tiles_per_split = num_kv_tiles; tiles_per_split >= 1;) {
+        const std::int64_t splits = ceil_div(num_kv_tiles, tiles_per_split);
+        if (splits > max_splits) break;
+        // No count from here on can beat the best: even perfectly balanced, `splits` splits cost
+        // (q-blocks x (tiles + splits x start-up)) / SMs, which only grows with `splits`.
+        const std::int64_t lower_bound = num_q_blocks * (num_kv_tiles + splits * kUnitStartTiles) / num_multiprocessors;
+        if (best_cost >= 0 && lower_bound >= best_cost) break;
         const std::int64_t rounds = ceil_div(num_q_blocks * splits, num_multiprocessors);
         const std::int64_t cost = rounds * (ceil_div(num_kv_tiles, splits) + kUnitStartTiles);
         if (best_cost < 0 || cost < best_cost) {
             best_cost = cost;
             best_splits = splits;
         }
+        tiles_per_split = ceil_div(num_kv_tiles, splits) - 1;  // the next larger count's
     }
     return static_cast<int>(best_splits);
 }

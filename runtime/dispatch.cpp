@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -26,8 +27,9 @@ struct Dispatcher::DeviceState {
     const Arch arch;
     const int multiprocessors;
     std::mutex mutex;
-    std::unordered_map<const TunedRow*, Resolved> by_row;        // decisions of tuned rows
-    std::unordered_map<std::string, Resolved> by_request;        // explicit requests, and "no row"
+    std::unordered_map<const TunedRow*, Resolved> by_row;  // decisions of tuned rows
+    // Explicit requests ("" when no row matched) by (heads, head_dim), then by the requested name.
+    std::map<std::pair<int, int>, std::unordered_map<std::string, Resolved>> by_request;
     std::unordered_map<std::string, std::shared_ptr<LoadedKernel>> prebuilt;  // by kernel name
     std::set<std::tuple<int, int, std::int64_t, std::int64_t>> logged_shapes;
 };
@@ -102,13 +104,7 @@ void Dispatcher::run(MqaLogitsArgs& args, const MqaLogitsOptions& options) {
     DeviceState& state = state_for(*backend_.current_device());
     const Resolved& resolved = resolve(state, args.shape, options.variant);
     if (options.report) *options.report = {resolved.variant ? resolved.variant->name() : "baseline", resolved.reason};
-    if (resolved.variant) {
-        launch(state.device, *resolved.variant, *resolved.kernel, args, options.stream);
-        return;
-    }
-    const PrebuiltBaseline baseline = baseline_for(state.arch, args.shape.heads, args.shape.head_dim);
-    auto kernel = prebuilt_kernel(state, baseline.kernel_name);
-    launch(state.device, baseline.variant, *kernel, args, options.stream);
+    launch(state.device, resolved.launched, *resolved.kernel, args, options.stream);
 }
 
 KernelChoice Dispatcher::choose(const ProblemShape& shape, const std::string& requested_variant) {
@@ -148,8 +144,9 @@ const Dispatcher::Resolved& Dispatcher::resolve(DeviceState& state, const Proble
                                                    .heads = shape.heads, .head_dim = shape.head_dim,
                                                    .seq_len = shape.seq_len, .seq_len_kv = shape.seq_len_kv});
     }
-    const std::string request_key =
-        row ? std::string() : fmt::format("{}|h{}d{}", requested.empty() ? "-" : requested, shape.heads, shape.head_dim);
+    // NOTES: no string is built on the warm path: requests are found by (heads, head_dim) and then
+    // by the caller's own string.
+    const std::pair<int, int> head_shape{shape.heads, shape.head_dim};
     {
         std::lock_guard lock(state.mutex);
         if (log().should_log(spdlog::level::debug) &&
@@ -161,16 +158,17 @@ const Dispatcher::Resolved& Dispatcher::resolve(DeviceState& state, const Proble
         }
         if (row) {
             if (auto found = state.by_row.find(row); found != state.by_row.end()) return found->second;
-        } else if (auto found = state.by_request.find(request_key); found != state.by_request.end()) {
-            return found->second;
+        } else if (auto group = state.by_request.find(head_shape); group != state.by_request.end()) {
+            if (auto found = group->second.find(requested); found != group->second.end()) return found->second;
         }
     }
 
     const KernelChoice choice = decide(state, shape, requested);
-    Resolved resolved{choice.variant, choice.reason, nullptr};
+    Resolved resolved{choice.variant, choice.reason, {}, nullptr};
     if (resolved.variant) {
         try {
             resolved.kernel = jit_kernel(state, *resolved.variant, shape);
+            resolved.launched = *resolved.variant;
         } catch (const Error& e) {
             if (!requested.empty()) throw;
             if (first_time(state.arch.target_id() + "|" + e.what())) {
@@ -180,12 +178,18 @@ const Dispatcher::Resolved& Dispatcher::resolve(DeviceState& state, const Proble
                 log().debug("variant {} is unavailable on {} for the reason warned about before; using the baseline",
                             resolved.variant->name(), state.arch.name);
             }
-            resolved = {std::nullopt, fmt::format("{} failed to build: {}", resolved.variant->name(), e.what()), nullptr};
+            resolved = {std::nullopt, fmt::format("{} failed to build: {}", resolved.variant->name(), e.what()), {},
+                        nullptr};
         }
     }
+    if (!resolved.kernel) {
+        const PrebuiltBaseline baseline = baseline_for(state.arch, shape.heads, shape.head_dim);
+        resolved.kernel = prebuilt_kernel(state, baseline.kernel_name);
+        resolved.launched = baseline.variant;
+    }
     std::lock_guard lock(state.mutex);
-    auto& map_slot = row ? state.by_row[row] : state.by_request[request_key];
-    if (!map_slot.kernel && !map_slot.variant && map_slot.reason.empty()) map_slot = std::move(resolved);
+    auto& map_slot = row ? state.by_row[row] : state.by_request[head_shape][requested];
+    if (!map_slot.kernel) map_slot = std::move(resolved);  // NOTES: a racing thread's equal decision stays
     return map_slot;
 }
 

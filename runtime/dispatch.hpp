@@ -42,9 +42,10 @@ private:
 
     // A decision with its kernel loaded: what a warm call needs, found with one hash lookup.
     struct Resolved {
-        std::optional<Variant> variant;  // nullopt: the baseline
+        std::optional<Variant> variant;  // the choice; nullopt: the baseline
         std::string reason;
-        std::shared_ptr<LoadedKernel> kernel;  // null for the baseline (looked up per heads/head_dim)
+        Variant launched;                      // whose launch plan applies: the choice, or the baseline's variant
+        std::shared_ptr<LoadedKernel> kernel;  // what runs: the JIT kernel or the pre-built baseline
     };
     struct DeviceState;
 

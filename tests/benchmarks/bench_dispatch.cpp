@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "codegen/sm90_family.hpp"
 #include "codegen/templates.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/compiler.hpp"
@@ -64,6 +65,12 @@ void BM_argument_checks(benchmark::State& state) {
         MqaLogitsArgs args = make_mqa_logits_args(q, kv, kv_scales, weights, bounds, bounds, logits, true);
         benchmark::DoNotOptimize(args);
     }
+}
+
+// The wgmma family's split rule, per call: q-blocks and KV tiles from the arguments.
+void BM_sm90_kv_splits(benchmark::State& state) {
+    const std::int64_t q_blocks = state.range(0), tiles = state.range(1);
+    for (auto _ : state) benchmark::DoNotOptimize(sm90_kv_splits(q_blocks, tiles, 132));
 }
 
 void BM_tuning_lookup(benchmark::State& state) {
@@ -131,6 +138,7 @@ void BM_encode_tensor_maps(benchmark::State& state) {
 
 BENCHMARK(BM_argument_checks);
 BENCHMARK(BM_tuning_lookup);
+BENCHMARK(BM_sm90_kv_splits)->Args({1, 938})->Args({64, 938})->Args({512, 64})->Args({2048, 512});
 BENCHMARK(BM_empty_kernel_launch)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_mqa_logits_call_baseline)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_mqa_logits_call_tuned)->Unit(benchmark::kMicrosecond);

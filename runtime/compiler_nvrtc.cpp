@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "core/check.hpp"
+#include "core/log.hpp"
 
 namespace mqajit {
 namespace {
@@ -98,6 +99,13 @@ CompileResult NvrtcCompiler::compile(const CompileRequest& request) const {
     result.binary.resize(binary_bytes);
     nvrtc_check(*api_, api_->nvrtcGetCUBIN(program.get(), result.binary.data()), "nvrtcGetCUBIN", source_name);
     result.usage = parse_ptxas_usage(result.log, request.kernel_name);
+    if (result.usage.registers < 0) {
+        // NOTES: NVRTC 12.9+ serves repeated compiles from the CUDA compute cache and then prints no
+        // ptxas report; CUDA_CACHE_DISABLE=1 (which the mqajit CLI sets) brings it back.
+        log().debug("NVRTC gave no ptxas report for {} (served from the CUDA compute cache?): registers and spills "
+                    "unknown",
+                    source_name);
+    }
     return result;
 }
 

@@ -120,12 +120,14 @@ void add_aot_command(CLI::App& app, CommandContext& context) {
                 // because AMD has no per-device opt-in limit to ask.
                 const bool over_lds = amd && smem > gfx9_max_lds_bytes(arch);
                 const bool scratch = amd && result.usage.scratch_bytes > 0;
-                status = result.usage.spills() ? "SPILL"
+                const bool no_report = result.usage.registers < 0;
+                status = no_report ? "NO REPORT"
+                         : result.usage.spills() ? "SPILL"
                          : result.usage.wgmma_serialized ? "SERIALIZED"
                          : over_lds            ? "LDS"
                          : scratch             ? "SCRATCH"
                                                : (result.from_cache ? "cached" : "built");
-                if (result.usage.spills() || result.usage.wgmma_serialized || over_lds || scratch) ++failures;
+                if (no_report || result.usage.spills() || result.usage.wgmma_serialized || over_lds || scratch) ++failures;
                 row.update({{"registers", result.usage.registers}, {"shared_bytes", smem},
                             {"spill_store_bytes", result.usage.spill_store_bytes},
                             {"spill_load_bytes", result.usage.spill_load_bytes}, {"compile_ms", result.compile_ms},
@@ -156,7 +158,9 @@ void add_aot_command(CLI::App& app, CommandContext& context) {
             fmt::print("{}\n", rows.dump(2));
         } else {
             fmt::print("{} of {} kernel(s) ok{}\n", targets.size() - failures, targets.size(),
-                       failures ? "; spills, serialized wgmma or compile failures above" : "");
+                       failures ? "; spills, serialized wgmma, missing compiler reports (NO REPORT: the compiler served the kernel from "
+                                  "its own cache; run with CUDA_CACHE_DISABLE=1) or compile failures above"
+                                : "");
         }
         context.exit_code = failures ? kCheckFailed : kOk;
     });

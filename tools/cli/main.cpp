@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <cstdlib>
 
 #include "core/log.hpp"
 #include "mqajit/error.hpp"
@@ -7,6 +8,10 @@
 
 int main(int argc, char** argv) {
     using namespace mqajit::cli;
+    // NOTES: NVRTC 12.9+ answers a repeated compile from the CUDA compute cache without the ptxas
+    // report that `aot` checks for spills and serialized wgmma; mqajit keeps its own kernel cache,
+    // so the CLI turns NVRTC's off unless the user chose otherwise.
+    setenv("CUDA_CACHE_DISABLE", "1", 0);
     CLI::App app{"mqajit: JIT kernels for the FP8 MQA-logits operator", "mqajit"};
     app.set_version_flag("--version", mqajit::kVersion);
     app.require_subcommand(1);

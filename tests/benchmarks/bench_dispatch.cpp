@@ -18,13 +18,18 @@ using namespace mqajit;
 
 namespace {
 
-void run_calls(benchmark::State& state, const std::string& variant) {
+// The current CUDA device, or null after marking the benchmark skipped on a machine without one.
+Device* gpu_or_skip(benchmark::State& state) {
     Backend& backend = backend_for(Vendor::nvidia);
-    if (!backend.driver_status().available) {
-        state.SkipWithError("no GPU on this machine");
-        return;
-    }
-    Device& device = *backend.current_device();
+    if (backend.driver_status().available) return backend.current_device().get();
+    state.SkipWithError("no GPU on this machine");
+    return nullptr;
+}
+
+void run_calls(benchmark::State& state, const std::string& variant) {
+    Device* gpu = gpu_or_skip(state);
+    if (gpu == nullptr) return;
+    Device& device = *gpu;
     tools::DeviceProblem problem(device, tools::make_problem(64, 1024, 32, 128, tools::MaskKind::causal, 1));
     auto stream = device.create_stream();
     const MqaLogitsOptions options{.stream = stream->handle(), .variant = variant};
@@ -79,12 +84,9 @@ void BM_tuning_lookup(benchmark::State& state) {
 }
 
 void BM_empty_kernel_launch(benchmark::State& state) {
-    Backend& backend = backend_for(Vendor::nvidia);
-    if (!backend.driver_status().available) {
-        state.SkipWithError("no GPU on this machine");
-        return;
-    }
-    Device& device = *backend.current_device();
+    Device* gpu = gpu_or_skip(state);
+    if (gpu == nullptr) return;
+    Device& device = *gpu;
     CompileRequest request;
     request.source =
         "#include \"mqa_logits_params.cuh\"\n"
@@ -95,7 +97,7 @@ void BM_empty_kernel_launch(benchmark::State& state) {
     request.kernel_name = "mqajit_empty";
     request.arch = device.arch();
     request.headers = embedded_templates();
-    const CompileResult compiled = backend.compiler().compile(request);
+    const CompileResult compiled = backend_for(Vendor::nvidia).compiler().compile(request);
     auto kernel = device.load(compiled.binary, request.kernel_name);
     MqaLogitsParams params{};
     params.seq_len = 64;
@@ -115,12 +117,9 @@ void BM_empty_kernel_launch(benchmark::State& state) {
 
 // The two TMA descriptors a wgmma launch encodes (q and kv of the problem above).
 void BM_encode_tensor_maps(benchmark::State& state) {
-    Backend& backend = backend_for(Vendor::nvidia);
-    if (!backend.driver_status().available) {
-        state.SkipWithError("no GPU on this machine");
-        return;
-    }
-    Device& device = *backend.current_device();
+    Device* gpu = gpu_or_skip(state);
+    if (gpu == nullptr) return;
+    Device& device = *gpu;
     auto buffer = device.allocate(std::size_t{1} << 20);
     TensorMapRequest q{.base = buffer->data(), .rank = 3, .dims = {128, 32, 64}, .strides_bytes = {128, 4096},
                        .box = {128, 32, 4}, .element_bytes = 1, .swizzle_bytes = 128};

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "mqajit/error.hpp"
+#include "mqajit/mqa_logits.hpp"
 #include "runtime/mqa_logits_args.hpp"
 
 using namespace mqajit;
@@ -116,4 +117,20 @@ TEST_CASE("mqa_logits args: bad input is rejected with a message naming the prob
         a.weights = TensorView::contiguous(fake(4), DType::float32, {4, 32, 1});
         CHECK(error_of(a).find("weights has 3 dimensions") != std::string::npos);
     }
+}
+
+TEST_CASE("mqa_logits: a negative kv_splits is refused before anything else happens") {
+    const Args a;
+    std::string message;
+    ErrorKind kind = ErrorKind::internal;
+    try {
+        mqa_logits(a.q, a.kv, a.kv_scales, a.weights, a.cu_starts, a.cu_ends, a.logits, MqaLogitsOptions{.kv_splits = -2});
+    } catch (const Error& e) {
+        message = e.what();
+        kind = e.kind();
+    }
+    INFO(message);
+    CHECK(kind == ErrorKind::invalid_argument);
+    CHECK(message.find("kv_splits") != std::string::npos);
+    CHECK(message.find("-2") != std::string::npos);
 }

@@ -38,7 +38,7 @@ for step in "${steps[@]}"; do
     bench)
       build/tools/mqajit bench --runs "${BENCH_RUNS:-50}" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.txt" ;;
     micro)
-      build/tests/benchmarks/bench_dispatch --benchmark_min_time=0.2 2>&1 | tee "$out/bench_dispatch.txt" ;;
+      build/tests/benchmarks/bench_dispatch --benchmark_min_time=0.2 --benchmark_repetitions=10 --benchmark_report_aggregates_only=true 2>&1 | tee "$out/bench_dispatch.txt" ;;
     demo)
       build/tools/mqajit demo 2>&1 | tee "$out/demo.txt" ;;
   esac

@@ -5,9 +5,9 @@
 //
 // Block: warpgroup 0 is the producer (one thread issues every TMA load); warpgroups 1..W do math.
 // Work: a persistent grid walks units (q-block, KV split) in a snake order (see unit_position).
-// Inside a unit, the KV tiles
-// that meet the q-block's windows are computed; math warpgroups take whole tiles in turn, so one
-// warpgroup's epilogue overlaps another's wgmma (and, when pipelined, its own next wgmma).
+// Inside a unit, the KV tiles that meet the q-block's windows are computed; math warpgroups take
+// whole tiles in turn, so one warpgroup's epilogue overlaps another's wgmma (and, when pipelined,
+// its own next wgmma).
 
 #include "mqa_logits_params.cuh"
 #include "sm90_primitives.cuh"

@@ -4,12 +4,26 @@
 
 #include <cstdint>
 
+#include "codegen/templates.hpp"
 #include "core/check.hpp"
 
 namespace mqajit {
 
 std::string generated_kernel_name(const Variant& variant, int heads, int head_dim) {
     return fmt::format("mqa_logits_{}_h{}_d{}", variant.name(), heads, head_dim);
+}
+
+GeneratedKernel generated_unit(const Variant& variant, int heads, int head_dim, const Arch& arch,
+                               std::string_view header, std::string_view macro, std::string_view macro_arguments) {
+    GeneratedKernel kernel;
+    kernel.kernel_name = generated_kernel_name(variant, heads, head_dim);
+    kernel.source = fmt::format("// mqajit generated: variant {}, heads {}, head_dim {}, arch {}\n"
+                                "#include \"{}\"\n"
+                                "{}({}, {})\n",
+                                variant.name(), heads, head_dim, arch.name, header, macro, kernel.kernel_name,
+                                macro_arguments);
+    kernel.headers = embedded_templates();
+    return kernel;
 }
 
 void check_row_alignment(const MqaLogitsParams& params, std::string_view kernels) {

@@ -11,7 +11,6 @@
 #include "codegen/grid_plan.hpp"
 #include "codegen/gfx9_family.hpp"
 #include "codegen/sm80_family.hpp"
-#include "codegen/templates.hpp"
 #include "codegen/templates/gfx9_mqa_logits.cuh"
 #include "core/check.hpp"
 
@@ -65,16 +64,9 @@ public:
 
     GeneratedKernel generate(const Variant& v, int heads, int head_dim, const Arch& arch) const override {
         check_generatable(v, heads, head_dim, arch);
-        GeneratedKernel kernel;
-        kernel.kernel_name = generated_kernel_name(v, heads, head_dim);
-        kernel.source = fmt::format(
-            "// mqajit generated: variant {}, heads {}, head_dim {}, arch {}\n"
-            "#include \"gfx9_mqa_logits.cuh\"\n"
-            "MQA_GFX9_MQA_LOGITS_KERNEL({}, {}, {}, {}, {}, {}, {}, {}, {})\n",
-            v.name(), heads, head_dim, arch.name, kernel.kernel_name, heads, head_dim, v.m, v.k, v.bkv, v.rows,
-            v.warps, v.stages);
-        kernel.headers = embedded_templates();
-        return kernel;
+        return generated_unit(v, heads, head_dim, arch, "gfx9_mqa_logits.cuh", "MQA_GFX9_MQA_LOGITS_KERNEL",
+                              fmt::format("{}, {}, {}, {}, {}, {}, {}, {}", heads, head_dim, v.m, v.k, v.bkv, v.rows,
+                                          v.warps, v.stages));
     }
 
     std::size_t shared_bytes(const Variant& v, int heads, int head_dim) const override {

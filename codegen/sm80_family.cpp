@@ -10,7 +10,6 @@
 #include "codegen/families.hpp"
 #include "codegen/family_support.hpp"
 #include "codegen/grid_plan.hpp"
-#include "codegen/templates.hpp"
 #include "codegen/templates/sm80_mqa_logits.cuh"
 #include "core/check.hpp"
 
@@ -64,16 +63,9 @@ public:
 
     GeneratedKernel generate(const Variant& v, int heads, int head_dim, const Arch& arch) const override {
         check_generatable(v, heads, head_dim, arch);
-        GeneratedKernel kernel;
-        kernel.kernel_name = generated_kernel_name(v, heads, head_dim);
-        kernel.source = fmt::format(
-            "// mqajit generated: variant {}, heads {}, head_dim {}, arch {}\n"
-            "#include \"sm80_mqa_logits.cuh\"\n"
-            "MQA_SM80_MQA_LOGITS_KERNEL({}, {}, {}, {}, {}, {}, {}, {})\n",
-            v.name(), heads, head_dim, arch.name, kernel.kernel_name, heads, head_dim, v.bkv, v.rows, v.warps,
-            v.stages, v.k == 32 ? "true" : "false");
-        kernel.headers = embedded_templates();
-        return kernel;
+        return generated_unit(v, heads, head_dim, arch, "sm80_mqa_logits.cuh", "MQA_SM80_MQA_LOGITS_KERNEL",
+                              fmt::format("{}, {}, {}, {}, {}, {}, {}", heads, head_dim, v.bkv, v.rows, v.warps,
+                                          v.stages, v.k == 32 ? "true" : "false"));
     }
 
     std::size_t shared_bytes(const Variant& v, int heads, int head_dim) const override {

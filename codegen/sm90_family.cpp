@@ -8,7 +8,6 @@
 #include "codegen/family_support.hpp"
 #include "codegen/families.hpp"
 #include "codegen/sm90_family.hpp"
-#include "codegen/templates.hpp"
 #include "codegen/templates/mqa_logits_params.cuh"
 #include "core/check.hpp"
 #include "variants/wgmma_layout.hpp"
@@ -47,16 +46,8 @@ public:
     GeneratedKernel generate(const Variant& v, int heads, int head_dim, const Arch& arch) const override {
         MQAJIT_CHECK_KIND(unsupported, arch.vendor == Vendor::nvidia && arch.number == 90 && arch.arch_specific,
                           "variant {} uses wgmma, which needs sm_90a; the target is {}", v.name(), arch.name);
-        GeneratedKernel kernel;
-        kernel.kernel_name = generated_kernel_name(v, heads, head_dim);
-        kernel.source = fmt::format(
-            "// mqajit generated: variant {}, heads {}, head_dim {}, arch {}\n"
-            "#include \"sm90_mqa_logits.cuh\"\n"
-            "MQA_SM90_KERNEL({}, {}, {}, {}, {}, {}, {})\n",
-            v.name(), heads, head_dim, arch.name, kernel.kernel_name, heads, head_dim, v.bkv, v.rows, v.warps,
-            v.stages);
-        kernel.headers = embedded_templates();
-        return kernel;
+        return generated_unit(v, heads, head_dim, arch, "sm90_mqa_logits.cuh", "MQA_SM90_KERNEL",
+                              fmt::format("{}, {}, {}, {}, {}, {}", heads, head_dim, v.bkv, v.rows, v.warps, v.stages));
     }
 
     std::size_t shared_bytes(const Variant& v, int heads, int head_dim) const override {
@@ -69,8 +60,6 @@ public:
         MQAJIT_CHECK_KIND(unsupported, smem <= device.max_shared_bytes_per_block(),
                           "variant {} needs {} B of shared memory; the device allows {} B per block", v.name(),
                           smem, device.max_shared_bytes_per_block());
-        MQAJIT_CHECK(params.num_kv_splits >= 0, "kv_splits must be 0 (automatic) or positive; got {}",
-                     params.num_kv_splits);
         const int sms = device.multiprocessor_count();
         const std::int64_t num_q_blocks = ceil_div(shape.seq_len, v.rows);
         const std::int64_t num_tiles = ceil_div(shape.seq_len_kv, v.bkv);

@@ -170,6 +170,9 @@ struct MathGroup {
         }
     }
 
+    // NOTES: the two halves of the loop differ only in which accumulator set is current; they stay
+    // written out because a shared one-step helper made ptxas serialize the wgmma (C7518) of the
+    // N=64 and bkv64 pipelined variants (tried 2026-11-30; test_sm90_codegen catches it).
     __device__ __forceinline__ void run_tiles_pipelined(const Unit& unit, u32 tile_counter, int first, Accumulators& acc_a,
                                                         Accumulators& acc_b) {
         const int unit_tiles = unit.tile_end - unit.tile_begin;

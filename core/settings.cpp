@@ -72,6 +72,7 @@ Settings Settings::from_environment(const EnvLookup& lookup) {
     if (auto v = get("MQAJIT_ARCH")) s.arch_override = *v;
     if (auto v = get("MQAJIT_CUDA_DRIVER_LIBRARY")) s.cuda_driver_library = *v;
     if (auto v = get("MQAJIT_NVRTC_LIBRARY")) s.nvrtc_library = *v;
+    if (auto v = get("MQAJIT_NEAREST_CU_NUM")) s.nearest_cu_num = parse_bool("MQAJIT_NEAREST_CU_NUM", *v);
     if (auto v = get("MQAJIT_MEMORY_CACHE_CAPACITY")) {
         s.memory_cache_capacity = parse_int("MQAJIT_MEMORY_CACHE_CAPACITY", *v);
         MQAJIT_CHECK(s.memory_cache_capacity >= 1, "MQAJIT_MEMORY_CACHE_CAPACITY={} must be at least 1",

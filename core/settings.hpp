@@ -24,6 +24,7 @@ struct Settings {
     std::optional<std::string> cuda_driver_library;  // MQAJIT_CUDA_DRIVER_LIBRARY
     std::optional<std::string> nvrtc_library;        // MQAJIT_NVRTC_LIBRARY
     std::int64_t memory_cache_capacity = 256;        // MQAJIT_MEMORY_CACHE_CAPACITY (kernels)
+    bool nearest_cu_num = true;             // MQAJIT_NEAREST_CU_NUM: an untuned SM count uses the nearest tuned one
 
     using EnvLookup = std::function<std::optional<std::string>(std::string_view name)>;
     // Parses strictly: a malformed value throws mqajit::Error naming the variable and what it accepts.

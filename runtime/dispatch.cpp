@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 #include <tuple>
@@ -27,11 +28,13 @@ struct Dispatcher::DeviceState {
     const Arch arch;
     const int multiprocessors;
     std::mutex mutex;
-    std::unordered_map<const TunedRow*, Resolved> by_row;  // decisions of tuned rows
+    // Decisions of tuned rows, by the call's clean_logits: a row of one mode may serve the other
+    // (when that has no rows), and the reason then says so.
+    std::array<std::unordered_map<const TunedRow*, Resolved>, 2> by_row;
     // Explicit requests ("" when no row matched) by (heads, head_dim), then by the requested name.
     std::map<std::pair<int, int>, std::unordered_map<std::string, Resolved>> by_request;
     std::unordered_map<std::string, std::shared_ptr<LoadedKernel>> prebuilt;  // by kernel name
-    std::set<std::tuple<int, int, std::int64_t, std::int64_t>> logged_shapes;
+    std::set<std::tuple<int, int, std::int64_t, std::int64_t, bool>> logged_shapes;
 };
 
 namespace {
@@ -102,16 +105,36 @@ Dispatcher::DeviceState& Dispatcher::state_for(Device& device) {
 
 void Dispatcher::run(MqaLogitsArgs& args, const MqaLogitsOptions& options) {
     DeviceState& state = state_for(*backend_.current_device());
-    const Resolved& resolved = resolve(state, args.shape, options.variant);
+    const Resolved& resolved = resolve(state, args.shape, options.clean_logits, options.variant);
     if (options.report) *options.report = {resolved.variant ? resolved.variant->name() : "baseline", resolved.reason};
     launch(state.device, resolved.launched, *resolved.kernel, args, options.stream);
 }
 
-KernelChoice Dispatcher::choose(const ProblemShape& shape, const std::string& requested_variant) {
-    return decide(state_for(*backend_.current_device()), shape, requested_variant);
+KernelChoice Dispatcher::choose(const ProblemShape& shape, bool clean_logits, const std::string& requested_variant) {
+    return decide(state_for(*backend_.current_device()), shape, clean_logits, requested_variant);
 }
 
-KernelChoice Dispatcher::decide(DeviceState& state, const ProblemShape& shape, const std::string& requested) {
+namespace {
+
+ShapeKey tuning_key(const Arch& arch, int multiprocessors, const ProblemShape& shape, bool clean_logits) {
+    return ShapeKey{.arch = arch.name, .cu_num = multiprocessors, .heads = shape.heads, .head_dim = shape.head_dim,
+                    .clean_logits = clean_logits ? 1 : 0, .seq_len = shape.seq_len, .seq_len_kv = shape.seq_len_kv};
+}
+
+// "tuned row X (seq_len 1024, seq_len_kv 8192)", with what differs from the call's own group.
+std::string tuned_row_reason(const TunedRow& row, const ShapeKey& call) {
+    std::string text = fmt::format("tuned row {} (seq_len {}, seq_len_kv {}", row.origin, row.key.seq_len,
+                                   row.key.seq_len_kv);
+    if (row.key.cu_num != call.cu_num) text += fmt::format("; tuned at the nearest SM count, {}", row.key.cu_num);
+    if (row.key.clean_logits != call.clean_logits)
+        text += fmt::format("; tuned with clean_logits={}, none with {}", row.key.clean_logits, call.clean_logits);
+    return text + ")";
+}
+
+}  // namespace
+
+KernelChoice Dispatcher::decide(DeviceState& state, const ProblemShape& shape, bool clean_logits,
+                                const std::string& requested) {
     if (requested == "baseline") return {std::nullopt, "baseline requested"};
     const auto& registry = VariantRegistry::instance();
     if (!requested.empty()) {
@@ -122,48 +145,45 @@ KernelChoice Dispatcher::decide(DeviceState& state, const ProblemShape& shape, c
         return {variant, "variant requested by the caller"};
     }
     if (settings().disable_jit) return {std::nullopt, "MQAJIT_DISABLE_JIT is set"};
-    const ShapeKey key{.arch = state.arch.name, .cu_num = state.multiprocessors, .heads = shape.heads,
-                       .head_dim = shape.head_dim, .seq_len = shape.seq_len, .seq_len_kv = shape.seq_len_kv};
+    const ShapeKey key = tuning_key(state.arch, state.multiprocessors, shape, clean_logits);
     const TunedRow* row = TuningDb::instance().lookup(key);
     if (row == nullptr) return {std::nullopt, "no tuned row for this arch, SM count, heads and head_dim"};
     if (row->backend != "jit") return {std::nullopt, fmt::format("tuned row {} picks the baseline", row->origin)};
     const Variant variant = Variant::parse(row->variant);
     const Support support = registry.supports(state.arch, shape.heads, shape.head_dim, variant);
     if (!support.ok) return {std::nullopt, fmt::format("tuned variant {} cannot run here: {}", row->variant, support.reason)};
-    return {variant, fmt::format("tuned row {} (seq_len {}, seq_len_kv {})", row->origin, row->key.seq_len,
-                                 row->key.seq_len_kv)};
+    return {variant, tuned_row_reason(*row, key)};
 }
 
-const Dispatcher::Resolved& Dispatcher::resolve(DeviceState& state, const ProblemShape& shape,
+const Dispatcher::Resolved& Dispatcher::resolve(DeviceState& state, const ProblemShape& shape, bool clean_logits,
                                                 const std::string& requested) {
     // NOTES: the warm path is one tuning lookup (two binary searches) and one hash lookup; the rest
     // runs once per tuned row or explicit request.
     const TunedRow* row = nullptr;
-    if (requested.empty() && !settings().disable_jit) {
-        row = TuningDb::instance().lookup(ShapeKey{.arch = state.arch.name, .cu_num = state.multiprocessors,
-                                                   .heads = shape.heads, .head_dim = shape.head_dim,
-                                                   .seq_len = shape.seq_len, .seq_len_kv = shape.seq_len_kv});
-    }
+    if (requested.empty() && !settings().disable_jit)
+        row = TuningDb::instance().lookup(tuning_key(state.arch, state.multiprocessors, shape, clean_logits));
     // NOTES: no string is built on the warm path: requests are found by (heads, head_dim) and then
     // by the caller's own string.
     const std::pair<int, int> head_shape{shape.heads, shape.head_dim};
     {
         std::lock_guard lock(state.mutex);
         if (log().should_log(spdlog::level::debug) &&
-            state.logged_shapes.emplace(shape.heads, shape.head_dim, shape.seq_len, shape.seq_len_kv).second) {
-            const KernelChoice choice = decide(state, shape, requested);
-            log().debug("dispatch {} h{} d{} s{} n{}: {} ({})", state.arch.name, shape.heads, shape.head_dim,
-                        shape.seq_len, shape.seq_len_kv, choice.variant ? choice.variant->name() : "baseline",
-                        choice.reason);
+            state.logged_shapes.emplace(shape.heads, shape.head_dim, shape.seq_len, shape.seq_len_kv, clean_logits)
+                .second) {
+            const KernelChoice choice = decide(state, shape, clean_logits, requested);
+            log().debug("dispatch {} h{} d{} s{} n{} clean_logits={}: {} ({})", state.arch.name, shape.heads,
+                        shape.head_dim, shape.seq_len, shape.seq_len_kv, clean_logits ? 1 : 0,
+                        choice.variant ? choice.variant->name() : "baseline", choice.reason);
         }
         if (row) {
-            if (auto found = state.by_row.find(row); found != state.by_row.end()) return found->second;
+            auto& decided = state.by_row[clean_logits ? 1 : 0];
+            if (auto found = decided.find(row); found != decided.end()) return found->second;
         } else if (auto group = state.by_request.find(head_shape); group != state.by_request.end()) {
             if (auto found = group->second.find(requested); found != group->second.end()) return found->second;
         }
     }
 
-    const KernelChoice choice = decide(state, shape, requested);
+    const KernelChoice choice = decide(state, shape, clean_logits, requested);
     Resolved resolved{choice.variant, choice.reason, {}, nullptr};
     if (resolved.variant) {
         try {
@@ -188,7 +208,7 @@ const Dispatcher::Resolved& Dispatcher::resolve(DeviceState& state, const Proble
         resolved.launched = baseline.variant;
     }
     std::lock_guard lock(state.mutex);
-    auto& map_slot = row ? state.by_row[row] : state.by_request[head_shape][requested];
+    auto& map_slot = row ? state.by_row[clean_logits ? 1 : 0][row] : state.by_request[head_shape][requested];
     if (!map_slot.kernel) map_slot = std::move(resolved);  // NOTES: a racing thread's equal decision stays
     return map_slot;
 }

@@ -34,8 +34,8 @@ public:
     void run(MqaLogitsArgs& args, const MqaLogitsOptions& options);
     // The reference kernel (fp32 on CUDA cores), for tests, the demo and the tuner.
     void run_reference(MqaLogitsArgs& args, void* stream);
-    // The decision for a shape on the current device, without compiling or launching.
-    KernelChoice choose(const ProblemShape& shape, const std::string& requested_variant);
+    // The decision for a call of a shape in a mode on the current device, without compiling or launching.
+    KernelChoice choose(const ProblemShape& shape, bool clean_logits, const std::string& requested_variant);
 
 private:
     Dispatcher();
@@ -50,8 +50,9 @@ private:
     struct DeviceState;
 
     DeviceState& state_for(Device& device);
-    KernelChoice decide(DeviceState& state, const ProblemShape& shape, const std::string& requested);
-    const Resolved& resolve(DeviceState& state, const ProblemShape& shape, const std::string& requested);
+    KernelChoice decide(DeviceState& state, const ProblemShape& shape, bool clean_logits, const std::string& requested);
+    const Resolved& resolve(DeviceState& state, const ProblemShape& shape, bool clean_logits,
+                            const std::string& requested);
     std::shared_ptr<LoadedKernel> jit_kernel(DeviceState& state, const Variant& variant, const ProblemShape& shape);
     std::shared_ptr<LoadedKernel> prebuilt_kernel(DeviceState& state, const std::string& name);
     void launch(Device& device, const Variant& variant, LoadedKernel& kernel, MqaLogitsArgs& args, void* stream);

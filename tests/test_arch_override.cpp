@@ -64,7 +64,7 @@ TEST_CASE("arch override: an AMDGPU code object's header names its target") {
           ErrorKind::unsupported);
 }
 
-TEST_CASE("arch override: MQAJIT_ARCH naming another arch is one warning per pair; a matching one is silent") {
+TEST_CASE("arch override: MQAJIT_ARCH naming another arch is one warning per pair, a matching one is silent") {
     const mqajit::testing::LogCapture capture;
     const Arch live = Arch::parse("gfx950:sramecc+:xnack-");
     CHECK_FALSE(warn_if_arch_override_differs(std::nullopt, live));

@@ -127,7 +127,7 @@ TEST_CASE("hip dispatch (fake MI355X): rows are looked up with the live arch des
     CHECK(count(output, "using the baseline") == 0);
 }
 
-TEST_CASE("hip dispatch (fake MI355X): a kernel built for another arch never runs; the baseline serves, with one "
+TEST_CASE("hip dispatch (fake MI355X): a kernel built for another arch never runs, the baseline serves, with one "
           "warning") {
     if (real_gpu_present()) return;
     const FakeRocmInstall rocm(/*with_hiprtc=*/true);

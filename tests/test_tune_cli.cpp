@@ -79,18 +79,29 @@ TEST_CASE("tune cli: without a GPU it refuses in one line and writes nothing") {
     CHECK(tune("--run-config " + kUntunedGlm5, &output) == 1);
 }
 
-TEST_CASE("tune: the shipped untuned files name 24 GLM-5 and 21 DeepSeek-V3.2 shapes for sm_90a") {
-    const auto glm5 = tools::read_shapes_csv(kUntunedGlm5);
-    REQUIRE(glm5.size() == 24);
-    for (const auto& s : glm5) {
-        CHECK(s.arch == "sm_90a");
-        CHECK(s.cu_num == 132);
-        CHECK(s.heads == 32);
-        CHECK(s.head_dim == 128);
+TEST_CASE("tune: the shipped untuned files name the 24 GLM-5 and 21 DeepSeek-V3.2 shapes for sm_90a in both modes") {
+    const std::string configs = std::string(MQAJIT_SOURCE_DIR) + "/tuning_db/configs/model_configs/";
+    const std::pair<std::string, std::vector<tools::BenchShape>> files[] = {
+        {configs + "glm5_untuned_mqa_logits.csv", tools::glm5_shapes()},
+        {configs + "deepseek_v32_untuned_mqa_logits.csv", tools::deepseek_v32_shapes()}};
+    for (const auto& [file, listed] : files) {
+        CAPTURE(file);
+        const auto shapes = tools::read_shapes_csv(file);
+        REQUIRE(shapes.size() == 2 * listed.size());
+        for (const int mode : {0, 1}) {
+            // tune --clean-logits M picks the rows of mode M: the list's shapes, in its order.
+            const auto picked = tools::in_modes(shapes, std::vector<int>{mode});
+            REQUIRE(picked.size() == listed.size());
+            for (std::size_t i = 0; i < listed.size(); ++i) {
+                CHECK(picked[i].arch == "sm_90a");
+                CHECK(picked[i].cu_num == 132);
+                CHECK(picked[i].clean_logits == mode);
+                CHECK(picked[i].heads == listed[i].heads);
+                CHECK(picked[i].head_dim == listed[i].head_dim);
+                CHECK(picked[i].seq_len == listed[i].seq_len);
+                CHECK(picked[i].seq_len_kv == listed[i].seq_len_kv);
+            }
+        }
+        CHECK(tools::in_modes(shapes, std::nullopt).size() == shapes.size());  // no --clean-logits: both
     }
-    CHECK(glm5.size() == tools::glm5_shapes().size());
-    const auto deepseek = tools::read_shapes_csv(std::string(MQAJIT_SOURCE_DIR) +
-                                                 "/tuning_db/configs/model_configs/deepseek_v32_untuned_mqa_logits.csv");
-    CHECK(deepseek.size() == tools::deepseek_v32_shapes().size());
-    for (const auto& s : deepseek) CHECK(s.heads == 64);
 }

@@ -16,8 +16,8 @@ using namespace mqajit;
 namespace {
 
 TunedRow sm90_row(std::int64_t seq_len, const std::string& variant, double us) {
-    return TunedRow{.key = {.arch = "sm_90a", .cu_num = 132, .heads = 32, .head_dim = 128, .seq_len = seq_len,
-                            .seq_len_kv = 4096},
+    return TunedRow{.key = {.arch = "sm_90a", .cu_num = 132, .heads = 32, .head_dim = 128, .clean_logits = 1,
+                            .seq_len = seq_len, .seq_len_kv = 4096},
                     .backend = "jit", .variant = variant, .us = us, .baseline_us = 30.0, .runner_up = "baseline",
                     .tuner_version = "mqajit-tune 0.1.0", .compiler_version = "nvrtc 13.0",
                     .driver_version = "13.0", .date = "2026-11-30"};
@@ -31,15 +31,15 @@ std::string file_text(const std::filesystem::path& path) {
 
 const std::string kHeader = tuning::csv_header();
 const std::string kGfx950 =
-    "gfx950,256,32,128,256,4096,flydsl,mfma32x32x64_bkv64_r1_w2_lds2,18.4,,,,,,\n"
-    "gfx950,256,32,128,2048,4096,flydsl,mfma32x32x64_bkv128_r2_w4_lds3,56.0,,,,,,\n";
+    "gfx950,256,32,128,1,256,4096,flydsl,mfma32x32x64_bkv64_r1_w2_lds2,18.4,,,,,,\n"
+    "gfx950,256,32,128,1,2048,4096,flydsl,mfma32x32x64_bkv128_r2_w4_lds3,56.0,,,,,,\n";
 constexpr const char* kVariant = "wgmma64x128x32_bkv128_r4_w2_lds4";
 
 }  // namespace
 
-TEST_CASE("tune output csv: untuned rows come out byte for byte; tuned ones replace their line or follow") {
-    const std::string old_sm90 = "sm_90a,132,32,128,256,4096,jit," + std::string(kVariant) + ",21.50,,,,,,\n";
-    const std::string bad = "gfx950,256,32,128,oops,4096,flydsl,x,1.0,,,,,,\n";
+TEST_CASE("tune output csv: untuned rows come out byte for byte, tuned ones replace their line or follow") {
+    const std::string old_sm90 = "sm_90a,132,32,128,1,256,4096,jit," + std::string(kVariant) + ",21.50,,,,,,\n";
+    const std::string bad = "gfx950,256,32,128,1,oops,4096,flydsl,x,1.0,,,,,,\n";
     const std::string text = kHeader + "\n" + kGfx950 + old_sm90 + "\n" + bad + old_sm90;
     tools::TuneOutputCsv table = tools::TuneOutputCsv::parse(text, "t.csv");
     CHECK(table.text() == text);  // nothing tuned: nothing changes
@@ -81,7 +81,7 @@ TEST_CASE("tune output csv: a file's own header, column order and line ends are 
     CHECK(back.problems().empty());
 }
 
-TEST_CASE("tune output csv: no file or a blank one is a fresh table; another file's header is refused") {
+TEST_CASE("tune output csv: no file or a blank one is a fresh table, another file's header is refused") {
     testing::TempDir dir("tune-output");
     tools::TuneOutputCsv fresh = tools::TuneOutputCsv::read(dir.path() / "absent.csv");
     CHECK(fresh.rows().empty());
@@ -122,4 +122,46 @@ TEST_CASE("tune output csv: retuning the shipped GLM-5 table's sm_90a rows leave
     CHECK(!std::getline(after, line_after));
     CHECK(gfx950 == 24);
     CHECK(lines == 49);
+}
+
+TEST_CASE("tune output csv: a table without clean_logits gains the column when a clean_logits=0 row is written") {
+    const std::string header = "gfx,cu_num,heads,head_dim,seq_len,seq_len_kv,backend,variant,us";
+    const std::string old_row = "sm_90a,132,32,128,256,4096,jit," + std::string(kVariant) + ",21.50";
+    const std::string text = header + "\r\n" + old_row + "\r\n";
+    tools::TuneOutputCsv table = tools::TuneOutputCsv::parse(text, "old.csv");
+    REQUIRE(table.rows().size() == 1);
+    CHECK(table.rows()[0].key.clean_logits == 1);
+    // A clean_logits=1 row needs no column: the file keeps its layout.
+    table.upsert(sm90_row(1024, kVariant, 40.5));
+    CHECK(table.text() == text + "sm_90a,132,32,128,1024,4096,jit," + std::string(kVariant) + ",40.5\r\n");
+
+    TunedRow callers = sm90_row(256, kVariant, 19.75);
+    callers.key.clean_logits = 0;
+    table.upsert(callers);
+    const std::string expected = header + ",clean_logits\r\n" + old_row + ",1\r\n" +
+                                 "sm_90a,132,32,128,1024,4096,jit," + std::string(kVariant) + ",40.5,1\r\n" +
+                                 "sm_90a,132,32,128,256,4096,jit," + std::string(kVariant) + ",19.75,0\r\n";
+    CHECK(table.text() == expected);
+    const tools::TuneOutputCsv back = tools::TuneOutputCsv::parse(table.text(), "old.csv");
+    REQUIRE(back.rows().size() == 3);
+    CHECK(back.problems().empty());
+    CHECK(back.rows()[0].key.clean_logits == 1);
+    CHECK(back.rows()[0].us == 21.5);
+    CHECK(back.rows()[1].key.clean_logits == 1);
+    CHECK(back.rows()[2].key == callers.key);
+}
+
+TEST_CASE("tune output csv: clean_logits=0 rows join the shipped GLM-5 table after its rows, which stay as they are") {
+    const auto shipped = std::filesystem::path(MQAJIT_SOURCE_DIR) / "tuning_db/configs/model_configs/glm5_tuned_mqa_logits.csv";
+    const std::string text = file_text(shipped);
+    tools::TuneOutputCsv table = tools::TuneOutputCsv::parse(text, shipped.string());
+    std::string added;
+    for (TunedRow row : table.rows()) {
+        if (row.key.arch != "sm_90a") continue;
+        row.key.clean_logits = 0;
+        table.upsert(row);
+        added += tuning::csv_line(row) + "\n";
+    }
+    CHECK(table.text() == text + added);
+    CHECK(table.rows().size() == 72);
 }

@@ -104,7 +104,7 @@ TEST_CASE("tune watchdog: a hung candidate ends the process with exit 3 and one 
     CHECK(output.find("never fired") == std::string::npos);
 }
 
-TEST_CASE("tune watchdog: a context fault names the candidate, its phase and the shape; other errors pass") {
+TEST_CASE("tune watchdog: a context fault names the candidate, its phase and the shape, other errors pass") {
     const Error fault(ErrorKind::driver,
                       "cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was "
                       "encountered); a kernel faulted");

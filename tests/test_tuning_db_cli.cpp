@@ -83,7 +83,21 @@ TEST_CASE("tuning cli: lookup --json and MQAJIT_ARCH as the default arch") {
     CHECK(json["row"]["seq_len_kv"] == 4096);
     CHECK(json["row"]["backend"] == "jit");
     CHECK(json["row"]["baseline_us"].is_null());
-    CHECK(json["steps"].size() == 4);
+    // The fixture's CSV has no clean_logits column: its rows are clean_logits=1 rows, and a lookup in the
+    // default mode 0 is served by them, saying so.
+    CHECK(json["shape"]["clean_logits"] == 0);
+    CHECK(json["row"]["clean_logits"] == 1);
+    REQUIRE(json["fallbacks"].size() == 1);
+    CHECK(contains(json["fallbacks"][0].get<std::string>(), "no rows tuned with clean_logits=0: the clean_logits=1 rows serve"));
+    CHECK(json["steps"].size() == 6);
+    REQUIRE(run_command("env MQAJIT_ARCH=gfx950 " + quoted(cli_path()) + " " + base +
+                            " lookup --cu-num 256 --heads 32 --head-dim 128 --seq-len 100 --seq-len-kv 5000 "
+                            "--clean-logits 1 --json",
+                        &output) == 0);
+    const auto own_mode = nlohmann::json::parse(output);
+    CHECK(own_mode["kernel"] == "mfma32x32x64_bkv64_r1_w2_lds2");
+    CHECK(own_mode["fallbacks"].empty());
+    CHECK(own_mode["steps"].size() == 4);
 }
 
 TEST_CASE("tuning cli: bad usage exits 2") {
@@ -111,13 +125,20 @@ TEST_CASE("tuning cli: import skips malformed rows with file:line, list shows us
     CliFixture fixture;
     const auto import_csv = fixture.dir.path() / "mine.csv";
     write_text(import_csv, std::string(kCsvHeader) +
-                               "gfx950,256,32,128,2048,8192,jit,mfma32x32x64_bkv256_r2_w4_lds3,90\n"
+                               "gfx950,256,32,128,2048,8192,jit,mfma32x32x64_bkv64_r1_w4_lds3,90\n"
                                "gfx950,256,32,128,4096,8192,jit,not-a-variant,90\n"
-                               "sm_90a,132,64,128,1024,4096,jit,wgmma64x128x32_bkv128_r4_w2_lds3,40\n");
+                               "sm_90a,132,64,128,1024,4096,jit,wgmma64x128x32_bkv128_r2_w2_lds4,40\n"
+                               "gfx950,256,32,128,8192,8192,jit,wgmma64x128x32_bkv128_r2_w2_lds4,90\n"
+                               "sm_90a,132,64,128,2048,4096,jit,wgmma64x128x32_bkv128_r4_w2_lds4,40\n");
     std::string output;
-    CHECK(fixture.db("import " + quoted(import_csv), &output) == 1);  // a row was skipped
-    CHECK(contains(output, import_csv.string() + ":3"));
+    CHECK(fixture.db("import " + quoted(import_csv), &output) == 1);  // rows were skipped
+    CHECK(contains(output, import_csv.string() + ":3: variant 'not-a-variant' does not parse"));
+    // Rows whose variant cannot run where they say are refused with the registry's reason.
+    CHECK(contains(output, import_csv.string() + ":5: variant wgmma64x128x32_bkv128_r2_w2_lds4 cannot run on gfx950"));
+    CHECK(contains(output, import_csv.string() + ":6: variant wgmma64x128x32_bkv128_r4_w2_lds4 cannot run on sm_90a "
+                           "at heads=64 head_dim=128: N=128 must equal r x heads"));
     CHECK(contains(output, "imported 2 row(s)"));
+    CHECK(contains(output, "skipped 3 row(s)"));
     CHECK(std::filesystem::exists(fixture.user_db));
 
     REQUIRE(fixture.db("list --json", &output) == 0);
@@ -126,14 +147,14 @@ TEST_CASE("tuning cli: import skips malformed rows with file:line, list shows us
     int user_rows = 0;
     for (const auto& row : rows) {
         if (row["seq_len"] == 2048 && row["seq_len_kv"] == 8192) {
-            CHECK(row["variant"] == "mfma32x32x64_bkv256_r2_w4_lds3");
+            CHECK(row["variant"] == "mfma32x32x64_bkv64_r1_w4_lds3");
             CHECK(row["origin"] == "user:" + fixture.user_db.string());
         }
         user_rows += std::string(row["origin"]).starts_with("user:");
     }
     CHECK(user_rows == 2);
     CHECK(fixture.db("list --arch sm_90a", &output) == 0);
-    CHECK(contains(output, "wgmma64x128x32_bkv128_r4_w2_lds3"));
+    CHECK(contains(output, "wgmma64x128x32_bkv128_r2_w2_lds4"));
     CHECK_FALSE(contains(output, "mfma"));
     CHECK(contains(output, "1 row(s)"));
 }
@@ -154,13 +175,13 @@ TEST_CASE("tuning cli: export then import into a fresh database reproduces the r
     REQUIRE(CliFixture::run("db --db " + quoted(second_db) + " --system-db " + quoted(fixture.system_db) +
                                 " export --user-only -",
                             &output) == 0);
-    CHECK(output.starts_with("gfx,cu_num,heads,head_dim,seq_len,seq_len_kv,backend,variant,us"));
+    CHECK(output.starts_with("gfx,cu_num,heads,head_dim,clean_logits,seq_len,seq_len_kv,backend,variant,us"));
 }
 
 TEST_CASE("tuning cli: check reports collisions with both places and exits 1") {
     CliFixture fixture;
     const auto other = fixture.dir.path() / "configs" / "other_tuned_mqa_logits.csv";
-    write_text(other, std::string(kCsvHeader) + "gfx950,256,32,128,2048,8192,jit,mfma32x32x64_bkv256_r2_w4_lds3,90\n");
+    write_text(other, std::string(kCsvHeader) + "gfx950,256,32,128,2048,8192,jit,mfma32x32x64_bkv64_r1_w4_lds3,90\n");
     std::string output;
     CHECK(fixture.db("check " + quoted(fixture.csv) + " " + quoted(other), &output) == 1);
     CHECK(contains(output, fixture.csv.string() + ":4"));

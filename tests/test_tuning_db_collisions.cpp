@@ -38,7 +38,7 @@ TEST_CASE("tuning collisions: two files disagreeing on a key are reported with b
         const auto loaded = tuning::load_config_files(files);
         REQUIRE(loaded.collisions.size() == 1);
         const auto& collision = loaded.collisions[0];
-        CHECK(collision.key == ShapeKey{"gfx950", 256, 32, 128, 1024, 4096});
+        CHECK(collision.key == gfx950_key(32, 128, 1, 1024, 4096));
         CHECK(collision.dropped.origin == a.string() + ":3");
         CHECK(collision.kept.origin == b.string() + ":3");
         CHECK(collision.kept.variant == kVariantB);
@@ -64,7 +64,7 @@ TEST_CASE("tuning collisions: the system database holds the winning row") {
     const auto built = tuning::build_system_db(dir.path() / "system.db", {z, a});
     CHECK(built.collisions.size() == 1);
     TuningDb db(dir.path() / "system.db", dir.path() / "user.db");
-    const TunedRow* row = db.lookup({"gfx950", 256, 32, 128, 1024, 4096});
+    const TunedRow* row = db.lookup(gfx950_key(32, 128, 1, 1024, 4096));
     REQUIRE(row != nullptr);
     CHECK(row->variant == kVariantB);
     CHECK(row->origin == z.string() + ":2");
@@ -83,7 +83,7 @@ TEST_CASE("tuning collisions: identical duplicates and re-measurements are not c
     CHECK(loaded.rows[0].us == 9.5);  // the later measurement
 }
 
-TEST_CASE("tuning collisions: two lines of one file disagreeing collide; the later line wins") {
+TEST_CASE("tuning collisions: two lines of one file disagreeing collide, the later line wins") {
     TempDir dir("collide-lines");
     const auto a = dir.path() / "a.csv";
     write_text(a, std::string(kCsvHeader) + glm5_line(256, 4096, kVariantB) + glm5_line(512, 4096, kVariantA) +

@@ -23,7 +23,7 @@ TEST_CASE("tuning csv: columns are found by header name, extra columns ignored")
     REQUIRE(parsed.problems.empty());
     REQUIRE(parsed.rows.size() == 1);
     const TunedRow& row = parsed.rows[0];
-    CHECK(row.key == ShapeKey{"gfx950", 256, 32, 128, 2048, 8192});
+    CHECK(row.key == gfx950_key(32, 128, 1, 2048, 8192));
     CHECK(row.backend == "jit");
     CHECK(row.variant == "mfma32x32x64_bkv64_r2_w4_lds3");
     CHECK(row.us == doctest::Approx(98.9));
@@ -105,7 +105,7 @@ TEST_CASE("tuning csv: a header without a required column loads nothing and says
     CHECK(parsed.problems[0].message.find("seq_len_kv") != std::string::npos);
 }
 
-TEST_CASE("tuning csv: quoted fields keep commas and doubled quotes; CRLF lines are fine") {
+TEST_CASE("tuning csv: quoted fields keep commas and doubled quotes, CRLF lines are fine") {
     CHECK(tuning::split_csv_line(R"(a, "b,c" ,"say ""hi""",,d )") ==
           std::vector<std::string>{"a", "b,c", R"(say "hi")", "", "d"});
     CHECK(tuning::split_csv_line("") == std::vector<std::string>{""});
@@ -132,7 +132,7 @@ TEST_CASE("tuning csv: written rows parse back to the same rows") {
                                         make_row("gfx950", 256, 64, 128, 1, 1, "baseline", 1e-3)};
     std::ostringstream out;
     tuning::write_csv(out, rows);
-    CHECK(out.str().starts_with("gfx,cu_num,heads,head_dim,seq_len,seq_len_kv,backend,variant,us,baseline_us,"));
+    CHECK(out.str().starts_with("gfx,cu_num,heads,head_dim,clean_logits,seq_len,seq_len_kv,backend,variant,us,baseline_us,"));
     const auto parsed = parse_csv(out.str(), "w.csv");
     REQUIRE(parsed.problems.empty());
     REQUIRE(parsed.rows.size() == rows.size());
@@ -178,7 +178,7 @@ TEST_CASE("tuning csv: the shipped GLM-5 table loads whole and clean") {
     CHECK(general.problems.empty());
 }
 
-TEST_CASE("tuning csv: arch names are stored canonically; an unknown arch is a malformed row") {
+TEST_CASE("tuning csv: arch names are stored canonically, an unknown arch is a malformed row") {
     const auto parsed = parse_csv(std::string(kCsvHeader) +
                                       "sm90a,132,64,128,1024,4096,jit,wgmma64x128x32_bkv128_r4_w2_lds3,40\n"
                                       "gfx942:sramecc+:xnack-,304,32,128,256,4096,jit,mfma32x32x64_bkv64_r1_w2_lds2,1\n"

@@ -42,7 +42,8 @@ struct GridFixture {
     }
 };
 
-ShapeKey glm5(std::int64_t seq_len, std::int64_t seq_len_kv) { return {"gfx950", 256, 32, 128, seq_len, seq_len_kv}; }
+// The grid's rows come from a CSV without a clean_logits column: clean_logits=1 rows.
+ShapeKey glm5(std::int64_t seq_len, std::int64_t seq_len_kv) { return gfx950_key(32, 128, 1, seq_len, seq_len_kv); }
 
 std::string pick(const TuningDb& db, std::int64_t seq_len, std::int64_t seq_len_kv) {
     const TunedRow* row = db.lookup(glm5(seq_len, seq_len_kv));
@@ -73,7 +74,7 @@ TEST_CASE("tuning lookup: between rows, take the largest tuned length not above,
     CHECK(pick(db, 4095, 16384) == "mfma32x32x64_bkv128_r2_w2_lds2");
 }
 
-TEST_CASE("tuning lookup: below every tuned length uses the smallest; above all uses the largest") {
+TEST_CASE("tuning lookup: below every tuned length uses the smallest, above all uses the largest") {
     GridFixture fixture;
     TuningDb db(fixture.system_db, fixture.user_db);
     CHECK(pick(db, 1, 1) == "mfma32x32x64_bkv64_r1_w2_lds2");
@@ -87,9 +88,9 @@ TEST_CASE("tuning lookup: a group with no rows answers the baseline (nullptr)") 
     TuningDb db(fixture.system_db, fixture.user_db);
     CHECK(db.lookup({"gfx942", 256, 32, 128, 1024, 4096}) == nullptr);
     CHECK(db.lookup({"gfx950", 304, 32, 128, 1024, 4096}) == nullptr);
-    CHECK(db.lookup({"gfx950", 256, 32, 64, 1024, 4096}) == nullptr);
+    CHECK(db.lookup(gfx950_key(32, 64, 1, 1024, 4096)) == nullptr);
     // A tuned row may itself choose the baseline kernel.
-    const TunedRow* row = db.lookup({"gfx950", 256, 64, 128, 1024, 4096});
+    const TunedRow* row = db.lookup(gfx950_key(64, 128, 1, 1024, 4096));
     REQUIRE(row != nullptr);
     CHECK(row->backend == "baseline");
     const LookupResult explained = db.explain({"gfx942", 256, 32, 128, 1024, 4096});
@@ -184,7 +185,7 @@ TEST_CASE("tuning lookup: many threads looking up at once agree with one thread"
     std::vector<ShapeKey> shapes;
     for (int heads : {32, 64, 16})
         for (std::int64_t s : lengths)
-            for (std::int64_t n : lengths) shapes.push_back({"gfx950", 256, heads, 128, s, n});
+            for (std::int64_t n : lengths) shapes.push_back(gfx950_key(heads, 128, 1, s, n));
     std::vector<std::optional<ShapeKey>> expected;
     {
         TuningDb reference(fixture.system_db, fixture.user_db);

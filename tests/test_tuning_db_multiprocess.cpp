@@ -43,7 +43,7 @@ int writer_child(const std::vector<std::string>& args) {
         db.insert(glm5_row(i, 1000 + index, "mfma32x32x64_bkv64_r1_w2_lds2", 1.0 + index));
         // Reads interleaved with the writes: a lookup of the child's own last row.
         if (i % 50 == 0) {
-            const TunedRow* row = db.lookup({"gfx950", 256, 32, 128, i, 1000 + index});
+            const TunedRow* row = db.lookup(gfx950_key(32, 128, 1, i, 1000 + index));
             if (row == nullptr || row->key.seq_len != i) return 11;
         }
     }

@@ -8,6 +8,8 @@
 
 #include <sys/stat.h>
 
+#include <fmt/format.h>
+
 #include "tests/support.hpp"
 #include "tests/test_tuning_db_support.hpp"
 #include "tuning_db/csv.hpp"
@@ -86,25 +88,29 @@ TEST_CASE("tuning sqlite: the shape key is the primary key and the schema versio
     CHECK_FALSE(tuning::schema_version(database).has_value());
     tuning::create_schema(database);
     CHECK(tuning::schema_version(database) == tuning::kSchemaVersion);
-    CHECK(tuning::table_ddl().find("PRIMARY KEY (arch, cu_num, heads, head_dim, seq_len, seq_len_kv)") !=
-          std::string::npos);
+    CHECK(tuning::table_ddl().find("PRIMARY KEY (arch, cu_num, heads, head_dim, clean_logits, seq_len, "
+                                   "seq_len_kv)") != std::string::npos);
     tuning::upsert_row(database, glm5_row(256, 4096, std::string(kVariant), 1.0));
     tuning::upsert_row(database, glm5_row(256, 4096, "mfma32x32x64_bkv128_r2_w4_lds3", 2.0));
     CHECK(tuning::count_rows(database) == 1);
     CHECK(tuning::select_all(database)[0].variant == "mfma32x32x64_bkv128_r2_w4_lds3");
-    // A plain INSERT of the same key is refused by the table itself.
-    CHECK_THROWS_AS(database.execute("INSERT INTO tuned_mqa_logits (arch, cu_num, heads, head_dim, seq_len, "
-                                     "seq_len_kv, backend, variant, us, runner_up, tuner_version, "
-                                     "compiler_version, driver_version, date, origin) VALUES ('gfx950', 256, 32, "
-                                     "128, 256, 4096, 'jit', 'x', 1, '', '', '', '', '', '')"),
-                    sqlite::SqliteError);
+    // A plain INSERT of the same key is refused by the table itself ...
+    const std::string insert = "INSERT INTO tuned_mqa_logits (arch, cu_num, heads, head_dim, clean_logits, seq_len, "
+                               "seq_len_kv, backend, variant, us, runner_up, tuner_version, compiler_version, "
+                               "driver_version, date, origin) VALUES ('gfx950', 256, 32, 128, {}, 256, 4096, 'jit', "
+                               "'x', 1, '', '', '', '', '', '')";
+    CHECK_THROWS_AS(database.execute(fmt::format(fmt::runtime(insert), 1)), sqlite::SqliteError);
+    CHECK(tuning::count_rows(database) == 1);
+    // ... while the same shape in the other mode is a row of its own.
+    database.execute(fmt::format(fmt::runtime(insert), 0));
+    CHECK(tuning::count_rows(database) == 2);
 }
 
 TEST_CASE("tuning user db: created on first write with its folders, in WAL mode") {
     TempDir dir("user-create");
     const auto file = dir.path() / "deep" / "er" / "tuning.db";
     TuningDb db(std::nullopt, file);
-    CHECK(db.lookup({"gfx950", 256, 32, 128, 1, 1}) == nullptr);
+    CHECK(db.lookup(gfx950_key(32, 128, 1, 1, 1)) == nullptr);
     CHECK(db.user_rows().empty());
     CHECK_FALSE(std::filesystem::exists(file));  // reading does not create it
     db.insert(glm5_row(256, 4096, std::string(kVariant)));
@@ -150,18 +156,18 @@ TEST_CASE("tuning user db: CSV import and export round trip through a file on di
     }
 }
 
-TEST_CASE("tuning user db: a corrupted file gives one warning, then memory; no crash, no lost row") {
+TEST_CASE("tuning user db: a corrupted file gives one warning, then memory, no crash, no lost row") {
     TempDir dir("user-corrupt");
     const auto file = dir.path() / "tuning.db";
     const std::string garbage = "this is not an SQLite database\x01\x02\x03 but it is in the way" + std::string(4000, 'x');
     write_text(file, garbage);
     LogCapture capture;
     TuningDb db(std::nullopt, file);
-    CHECK(db.lookup({"gfx950", 256, 32, 128, 256, 4096}) == nullptr);
+    CHECK(db.lookup(gfx950_key(32, 128, 1, 256, 4096)) == nullptr);
     CHECK(db.user_db_in_memory());
     db.insert(glm5_row(256, 4096, std::string(kVariant)));
     db.insert(glm5_row(512, 4096, std::string(kVariant)));
-    const TunedRow* row = db.lookup({"gfx950", 256, 32, 128, 256, 4096});
+    const TunedRow* row = db.lookup(gfx950_key(32, 128, 1, 256, 4096));
     REQUIRE(row != nullptr);
     CHECK(row->variant == kVariant);
     CHECK(db.user_rows().size() == 2);
@@ -217,10 +223,10 @@ int read_only_child(const std::vector<std::string>& args) {
     LogCapture capture;
     TuningDb db(std::nullopt, file);
     if (!db.user_db_in_memory()) return 11;
-    const TunedRow* old_row = db.lookup({"gfx950", 256, 32, 128, 512, 4096});
+    const TunedRow* old_row = db.lookup(gfx950_key(32, 128, 1, 512, 4096));
     if (old_row == nullptr || old_row->key.seq_len != 512) return 12;  // the file's rows still serve
     db.insert(glm5_row(4096, 4096, "mfma32x32x64_bkv128_r2_w4_lds3"));
-    const TunedRow* new_row = db.lookup({"gfx950", 256, 32, 128, 5000, 4096});
+    const TunedRow* new_row = db.lookup(gfx950_key(32, 128, 1, 5000, 4096));
     if (new_row == nullptr || new_row->variant != "mfma32x32x64_bkv128_r2_w4_lds3") return 13;
     if (db.user_rows().size() != 4) return 14;
     if (capture.warnings() != 1) return 15;
@@ -231,7 +237,7 @@ MQAJIT_TEST_CHILD("tuning_db_read_only", read_only_child);
 
 }  // namespace
 
-TEST_CASE("tuning user db: a read-only file keeps serving its rows; new rows stay in memory") {
+TEST_CASE("tuning user db: a read-only file keeps serving its rows, new rows stay in memory") {
     TempDir dir("user-readonly");
     const auto file = dir.path() / "tuning.db";
     make_user_db(file, 3);

@@ -17,15 +17,22 @@
 
 namespace mqajit::testing {
 
+// A row in clean_logits=1 mode, like the rows of the test CSVs (which have no clean_logits column).
 inline TunedRow make_row(std::string arch, int cu_num, int heads, int head_dim, std::int64_t seq_len,
                          std::int64_t seq_len_kv, std::string variant, double us) {
     TunedRow row;
-    row.key = {.arch = std::move(arch), .cu_num = cu_num, .heads = heads, .head_dim = head_dim, .seq_len = seq_len,
-               .seq_len_kv = seq_len_kv};
+    row.key = {.arch = std::move(arch), .cu_num = cu_num, .heads = heads, .head_dim = head_dim,
+               .clean_logits = kCleanLogitsWithoutColumn, .seq_len = seq_len, .seq_len_kv = seq_len_kv};
     row.backend = variant == "baseline" ? "baseline" : "jit";
     row.variant = std::move(variant);
     row.us = us;
     return row;
+}
+
+// A key of the gfx950 machine the test tables use (256 CUs).
+inline ShapeKey gfx950_key(int heads, int head_dim, int clean_logits, std::int64_t seq_len, std::int64_t seq_len_kv) {
+    return {.arch = "gfx950", .cu_num = 256, .heads = heads, .head_dim = head_dim, .clean_logits = clean_logits,
+            .seq_len = seq_len, .seq_len_kv = seq_len_kv};
 }
 
 // A gfx950 row of the GLM-5 group (cu_num 256, heads 32, head_dim 128).

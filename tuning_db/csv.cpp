@@ -63,7 +63,8 @@ std::string parse_field(std::string_view column, std::string_view text, std::opt
 
 bool is_required(std::string_view column) {
     // NOTES: the measurements and provenance past `us` are optional: the prefill tables lack them.
-    return column != "baseline_us" && column != "runner_up" && column != "tuner_version" &&
+    // clean_logits too: tables written before it existed mean kCleanLogitsWithoutColumn.
+    return column != "clean_logits" && column != "baseline_us" && column != "runner_up" && column != "tuner_version" &&
            column != "compiler_version" && column != "driver_version" && column != "date";
 }
 
@@ -101,6 +102,7 @@ std::string parse_row(const HeaderLayout& layout, const std::vector<std::string>
     if (fields.size() != layout.num_fields)
         return fmt::format("the row has {} fields but the header has {}", fields.size(), layout.num_fields);
     std::string problem;
+    row.key.clean_logits = kCleanLogitsWithoutColumn;
     auto read = [&](std::string_view column, auto& value) {
         auto found = layout.index_of.find(column);
         if (!problem.empty() || found == layout.index_of.end()) return;

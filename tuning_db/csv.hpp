@@ -1,7 +1,8 @@
 #pragma once
 // Tuning tables as CSV, in the column layout of the prefill tables:
-//   gfx,cu_num,heads,head_dim,seq_len,seq_len_kv,backend,variant,us[,baseline_us,runner_up,...]
-// Columns are found by header name, so their order is free and unknown columns are ignored.
+//   gfx,cu_num,heads,head_dim[,clean_logits],seq_len,seq_len_kv,backend,variant,us[,baseline_us,runner_up,...]
+// Columns are found by header name, so their order is free and unknown columns are ignored. A
+// table without clean_logits holds clean_logits=1 rows (kCleanLogitsWithoutColumn).
 // A malformed row is reported with its file:line and skipped; the rest of the file loads.
 
 #include <filesystem>

@@ -59,14 +59,24 @@ const std::string& key_columns() {
     return text;
 }
 
-// "arch = ?1 AND cu_num = ?2 AND ...": the key columns that name a group (all but the lengths).
+// The key columns that name a group (all but the lengths), in table order.
+const std::vector<std::string>& group_column_names() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> list;
+        ShapeKey{}.visit([&](std::string_view column, const auto&) {
+            if (!is_length_column(column)) list.emplace_back(column);
+        });
+        return list;
+    }();
+    return names;
+}
+
+// "arch = ?1 AND cu_num = ?2 AND ...": one term per group column.
 const std::string& group_condition() {
     static const std::string text = [] {
         std::vector<std::string> terms;
-        ShapeKey{}.visit([&](std::string_view column, const auto&) {
-            if (column != "seq_len" && column != "seq_len_kv")
-                terms.push_back(fmt::format("{} = ?{}", column, terms.size() + 1));
-        });
+        for (const std::string& column : group_column_names())
+            terms.push_back(fmt::format("{} = ?{}", column, terms.size() + 1));
         return fmt::format("{}", fmt::join(terms, " AND "));
     }();
     return text;
@@ -133,10 +143,38 @@ void require_schema(sqlite::Database& database) {
     MQAJIT_CHECK_KIND(database, version.has_value(),
                       "tuning database {} has no meta table; it was not written by mqajit (rebuild it with "
                       "`mqajit db build-system` or move it aside)", database.path().string());
-    MQAJIT_CHECK_KIND(database, *version == kSchemaVersion,
-                      "tuning database {} has schema version {}, but this mqajit reads version {}; use a "
-                      "matching mqajit, or move the file aside so a new one is created",
+    MQAJIT_CHECK_KIND(database, *version <= kSchemaVersion,
+                      "tuning database {} has schema version {}, newer than the version {} this mqajit reads: a "
+                      "newer mqajit wrote it; use that one, or move the file aside so a new one is created",
                       database.path().string(), *version, kSchemaVersion);
+    MQAJIT_CHECK_KIND(database, *version == kSchemaVersion,
+                      "tuning database {} has schema version {}, older than the version {} this mqajit reads: "
+                      "rebuild a system database (the build does, or `mqajit db build-system`); a user database "
+                      "is migrated when this mqajit opens it writable (make it writable), or move it aside",
+                      database.path().string(), *version, kSchemaVersion);
+}
+
+std::optional<int> migrate_schema(sqlite::Database& database) {
+    std::optional<int> migrated_from;
+    sqlite::write_transaction(database, "migrating the schema", [&] {
+        // NOTES: read inside the write transaction: another process may have migrated it meanwhile.
+        const auto version = schema_version(database);
+        if (version != 1) return;
+        // NOTES: version 1 is today's table less the clean_logits key column; its rows were all
+        // tuned with clean_logits=True.
+        const std::string old_table = fmt::format("{}_v1", kTableName);
+        database.execute(fmt::format("ALTER TABLE {} RENAME TO {}", kTableName, old_table));
+        database.execute(table_ddl());
+        std::vector<std::string> selected;
+        for (const std::string& column : column_names())
+            selected.push_back(column == "clean_logits" ? std::to_string(kCleanLogitsWithoutColumn) : column);
+        database.execute(fmt::format("INSERT INTO {} ({}) SELECT {} FROM {}", kTableName,
+                                     fmt::join(column_names(), ", "), fmt::join(selected, ", "), old_table));
+        database.execute(fmt::format("DROP TABLE {}", old_table));
+        set_meta(database, "schema_version", std::to_string(kSchemaVersion));
+        migrated_from = *version;
+    });
+    return migrated_from;
 }
 
 void set_meta(sqlite::Database& database, std::string_view key, std::string_view value) {
@@ -171,8 +209,27 @@ std::vector<TunedRow> select_group(sqlite::Database& database, const GroupKeyVie
     static const std::string sql =
         fmt::format("SELECT {} FROM {} WHERE {}", select_columns(), kTableName, group_condition());
     auto statement = database.prepare(sql);
-    statement->bind(1, group.arch).bind(2, group.cu_num).bind(3, group.heads).bind(4, group.head_dim);
+    int index = 1;
+    group.key().visit([&](std::string_view column, const auto& value) {
+        if (!is_length_column(column)) statement->bind(index++, value);
+    });
     return read_rows(*statement);
+}
+
+std::vector<GroupKey> select_group_keys(sqlite::Database& database) {
+    static const std::string sql = fmt::format("SELECT DISTINCT {0} FROM {1} ORDER BY {0}",
+                                               fmt::join(group_column_names(), ", "), kTableName);
+    auto statement = database.prepare(sql);
+    std::vector<GroupKey> keys;
+    while (statement->step()) {
+        ShapeKey key;
+        int column = 0;
+        key.visit([&](std::string_view name, auto& value) {
+            if (!is_length_column(name)) read_column(*statement, column++, value);
+        });
+        keys.push_back(GroupKey::of(GroupKeyView::of(key)));
+    }
+    return keys;
 }
 
 std::vector<TunedRow> select_all(sqlite::Database& database) {

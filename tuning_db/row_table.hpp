@@ -14,7 +14,8 @@
 
 namespace mqajit::tuning {
 
-inline constexpr int kSchemaVersion = 1;
+// Version 2 added the clean_logits key column (version 1 rows are clean_logits=1 rows).
+inline constexpr int kSchemaVersion = 2;
 inline constexpr std::string_view kTableName = "tuned_mqa_logits";
 
 // The CREATE TABLE statement of the tuning table; the shape key is its PRIMARY KEY.
@@ -24,8 +25,13 @@ const std::string& table_ddl();
 void create_schema(sqlite::Database& database);
 // The version recorded in `meta`, or nullopt when the database has no meta table (a new file).
 std::optional<int> schema_version(sqlite::Database& database);
-// Throws mqajit::Error(database) unless the database holds schema version kSchemaVersion.
+// Throws mqajit::Error(database) unless the database holds schema version kSchemaVersion; the
+// message says what to do about an older or a newer one.
 void require_schema(sqlite::Database& database);
+// Brings a database of an older schema version that this mqajit can convert (version 1) to
+// kSchemaVersion in one write transaction, keeping every row. Returns the version it migrated
+// from, or nullopt when there was nothing to do (already current, or a version it cannot convert).
+std::optional<int> migrate_schema(sqlite::Database& database);
 
 void set_meta(sqlite::Database& database, std::string_view key, std::string_view value);
 std::optional<std::string> meta(sqlite::Database& database, std::string_view key);
@@ -34,6 +40,8 @@ std::optional<std::string> meta(sqlite::Database& database, std::string_view key
 void upsert_row(sqlite::Database& database, const TunedRow& row);
 
 std::vector<TunedRow> select_group(sqlite::Database& database, const GroupKeyView& group);
+// Every group that has rows, ordered.
+std::vector<GroupKey> select_group_keys(sqlite::Database& database);
 std::vector<TunedRow> select_all(sqlite::Database& database);  // ordered by the shape key
 std::int64_t count_rows(sqlite::Database& database);
 

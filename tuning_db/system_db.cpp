@@ -34,6 +34,11 @@ std::vector<TunedRow> SystemDb::all_rows() {
     return rows;
 }
 
+std::vector<GroupKey> SystemDb::group_keys() {
+    std::lock_guard lock(mutex_);
+    return select_group_keys(*database_);
+}
+
 ConfigRows build_system_db(const std::filesystem::path& out, const std::vector<std::filesystem::path>& csv_files) {
     ConfigRows loaded = load_config_files(csv_files);
     const std::filesystem::path temp = out.string() + ".tmp";

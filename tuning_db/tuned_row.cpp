@@ -25,6 +25,32 @@ std::string to_string(const ShapeKey& key) {
     return text;
 }
 
+std::string to_string(const GroupKeyView& group) {
+    std::string text;
+    group.key().visit([&](std::string_view column, const auto& value) {
+        if (is_length_column(column)) return;
+        if (!text.empty()) text += ' ';
+        text += fmt::format("{}={}", column, value);
+    });
+    return text;
+}
+
+std::optional<std::string> key_problem(const ShapeKey& key) {
+    if (key.arch.empty()) return "the arch (gfx column) is empty; give one like sm_90a or gfx950";
+    std::optional<std::string> problem;
+    key.visit([&](std::string_view column, const auto& value) {
+        if constexpr (!std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
+            if (problem) return;
+            if (column == "clean_logits") {
+                if (value != 0 && value != 1) problem = fmt::format("clean_logits is {}; it must be 0 or 1", value);
+            } else if (value <= 0) {
+                problem = fmt::format("{} is {}; sizes must be positive", column, value);
+            }
+        }
+    });
+    return problem;
+}
+
 std::optional<std::string> normalize_backend(std::string_view name) {
     if (name == kBackendJit || name == "flydsl") return std::string(kBackendJit);
     if (name == kBackendBaseline || name == "triton") return std::string(kBackendBaseline);
@@ -33,7 +59,7 @@ std::optional<std::string> normalize_backend(std::string_view name) {
 
 std::optional<std::string> row_problem(const TunedRow& row) {
     const ShapeKey& key = row.key;
-    if (key.arch.empty()) return "the arch (gfx column) is empty; give one like sm_90a or gfx950";
+    if (auto problem = key_problem(key)) return problem;
     try {
         // NOTES: the runtime looks rows up by the canonical name (Arch::parse(...).name), so a row
         // stored under another spelling ("sm90a", "gfx942:xnack-") would never be found.
@@ -42,13 +68,6 @@ std::optional<std::string> row_problem(const TunedRow& row) {
     } catch (const Error& e) {
         return e.what();
     }
-    std::optional<std::string> problem;
-    key.visit([&](std::string_view column, const auto& value) {
-        if constexpr (!std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
-            if (!problem && value <= 0) problem = fmt::format("{} is {}; sizes must be positive", column, value);
-        }
-    });
-    if (problem) return problem;
     if (row.backend != kBackendJit && row.backend != kBackendBaseline)
         return fmt::format("backend '{}' is unknown; use jit (or flydsl) or baseline (or triton)", row.backend);
     if (row.backend == kBackendJit) {

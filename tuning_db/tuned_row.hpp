@@ -17,6 +17,9 @@ struct ShapeKey {
     int cu_num = 0;    // SMs or CUs of the device
     int heads = 0;
     int head_dim = 0;
+    // The call's mode the row was tuned in: 1 with -inf written outside each row's window
+    // (clean_logits=True), 0 without (what vLLM and SGLang call). A call looks up its own first.
+    int clean_logits = 0;
     std::int64_t seq_len = 0;
     std::int64_t seq_len_kv = 0;
 
@@ -35,10 +38,19 @@ private:
         f("cu_num", self.cu_num);
         f("heads", self.heads);
         f("head_dim", self.head_dim);
+        f("clean_logits", self.clean_logits);
         f("seq_len", self.seq_len);
         f("seq_len_kv", self.seq_len_kv);
     }
 };
+
+// The mode of a row from a table, database or bench file that has no clean_logits column.
+// NOTES: everything written before the column existed was measured by mqajit with
+// clean_logits=True (MqaLogitsOptions' default then as now), so such a row is a clean_logits=1 row.
+inline constexpr int kCleanLogitsWithoutColumn = 1;
+
+// The key columns the lookup rule searches along; the others name a group.
+inline bool is_length_column(std::string_view column) { return column == "seq_len" || column == "seq_len_kv"; }
 
 // The lookup rule searches within one group: the key without its two lengths.
 struct GroupKeyView {
@@ -46,10 +58,42 @@ struct GroupKeyView {
     int cu_num = 0;
     int heads = 0;
     int head_dim = 0;
+    int clean_logits = 0;
 
-    static GroupKeyView of(const ShapeKey& key) { return {key.arch, key.cu_num, key.heads, key.head_dim}; }
-    auto tie() const { return std::tuple(arch, cu_num, heads, head_dim); }
+    static GroupKeyView of(const ShapeKey& key) {
+        return {key.arch, key.cu_num, key.heads, key.head_dim, key.clean_logits};
+    }
+    // The group as a key whose lengths are 0, for visiting its columns.
+    ShapeKey key() const {
+        return {.arch = std::string(arch), .cu_num = cu_num, .heads = heads, .head_dim = head_dim,
+                .clean_logits = clean_logits};
+    }
+    auto tie() const { return std::tuple(arch, cu_num, heads, head_dim, clean_logits); }
 };
+
+// A group key that owns its arch name; ordered with GroupKeyView by GroupLess.
+struct GroupKey {
+    std::string arch;
+    int cu_num = 0;
+    int heads = 0;
+    int head_dim = 0;
+    int clean_logits = 0;
+
+    static GroupKey of(const GroupKeyView& view) {
+        return {std::string(view.arch), view.cu_num, view.heads, view.head_dim, view.clean_logits};
+    }
+    GroupKeyView view() const { return {arch, cu_num, heads, head_dim, clean_logits}; }
+    auto tie() const { return view().tie(); }
+    bool operator==(const GroupKey& other) const { return tie() == other.tie(); }
+};
+
+struct GroupLess {
+    using is_transparent = void;
+    bool operator()(const auto& a, const auto& b) const { return a.tie() < b.tie(); }
+};
+
+// "arch=sm_90a cu_num=132 heads=32 head_dim=128 clean_logits=0"
+std::string to_string(const GroupKeyView& group);
 
 inline constexpr std::string_view kBackendJit = "jit";
 inline constexpr std::string_view kBackendBaseline = "baseline";
@@ -96,8 +140,12 @@ private:
     }
 };
 
-// "arch=gfx950 cu_num=256 heads=32 head_dim=128 seq_len=1024 seq_len_kv=8192"
+// "arch=gfx950 cu_num=256 heads=32 head_dim=128 clean_logits=0 seq_len=1024 seq_len_kv=8192"
 std::string to_string(const ShapeKey& key);
+
+// What is wrong with a key (an empty arch, a size that is not positive, a clean_logits other than
+// 0 or 1), or nullopt. The arch's spelling is not checked here.
+std::optional<std::string> key_problem(const ShapeKey& key);
 
 // Maps a backend name from a CSV to ours: "jit"/"flydsl" -> "jit", "baseline"/"triton" ->
 // "baseline" (the imported prefill tables name the FlyDSL and Triton kernels). nullopt: unknown.

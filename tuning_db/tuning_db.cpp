@@ -9,6 +9,7 @@
 #include "core/check.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
+#include "tuning_db/group_choice.hpp"
 #include "tuning_db/locations.hpp"
 #include "tuning_db/system_db.hpp"
 #include "tuning_db/tuned_group.hpp"
@@ -44,13 +45,14 @@ TuningDb& TuningDb::instance() {
             log().warn("no system tuning database found (looked for {}); untuned shapes use the baseline kernel. "
                        "Build or install mqajit, or set MQAJIT_SYSTEM_DB.", fmt::join(searched, ", "));
         }
-        return TuningDb(location.path, settings().user_db_path);
+        return TuningDb(location.path, settings().user_db_path, {.nearest_cu_num = settings().nearest_cu_num});
     }();
     return database;
 }
 
-TuningDb::TuningDb(std::optional<std::filesystem::path> system_db, std::filesystem::path user_db)
-    : user_(std::make_unique<tuning::UserDb>(std::move(user_db))) {
+TuningDb::TuningDb(std::optional<std::filesystem::path> system_db, std::filesystem::path user_db,
+                   LookupOptions options)
+    : user_(std::make_unique<tuning::UserDb>(std::move(user_db))), options_(options) {
     if (system_db) {
         try {
             system_ = std::make_unique<tuning::SystemDb>(*system_db);
@@ -75,46 +77,75 @@ std::unique_ptr<const tuning::TunedGroup> TuningDb::load_group(const GroupKeyVie
                                                                              user_->group_rows(key)));
 }
 
-const tuning::TunedGroup& TuningDb::group(const GroupKeyView& key) const {
+std::vector<GroupKey> TuningDb::tuned_groups() const {
+    std::vector<GroupKey> keys;
+    if (system_) {
+        try {
+            keys = system_->group_keys();
+        } catch (const Error& e) {
+            log().warn("reading the system tuning database failed: {}; using user rows only", e.what());
+        }
+    }
+    for (GroupKey& key : user_->group_keys()) keys.push_back(std::move(key));
+    return keys;
+}
+
+const TuningDb::Served& TuningDb::served(const GroupKeyView& key) const {
+    static const tuning::TunedGroup kNoRows{std::vector<TunedRow>{}};
     std::uint64_t seen_generation = 0;
     {
         std::shared_lock lock(mutex_);
-        if (auto found = groups_.find(key); found != groups_.end()) return *found->second;
+        if (auto found = served_.find(key); found != served_.end()) return *found->second;
         seen_generation = generation_;
     }
     while (true) {
         // NOTES: SQLite is read outside the lock so lookups of loaded groups never wait on disk;
         // if an insert landed meanwhile, what was read may predate it, so read again.
-        auto loaded = load_group(key);
+        tuning::GroupChoice choice = tuning::choose_group(key, tuned_groups(), options_.nearest_cu_num);
+        auto loaded = choice.group ? load_group(choice.group->view()) : nullptr;
         std::unique_lock lock(mutex_);
-        if (auto found = groups_.find(key); found != groups_.end()) return *found->second;
+        if (auto found = served_.find(key); found != served_.end()) return *found->second;
         if (generation_ == seen_generation) {
-            GroupKey owned{std::string(key.arch), key.cu_num, key.heads, key.head_dim};
-            return *groups_.emplace(std::move(owned), std::move(loaded)).first->second;
+            const tuning::TunedGroup* rows = &kNoRows;
+            if (choice.group) {
+                auto slot = groups_.find(*choice.group);
+                if (slot == groups_.end()) slot = groups_.emplace(*choice.group, std::move(loaded)).first;
+                rows = slot->second.get();
+            }
+            auto entry = std::make_unique<const Served>(Served{.rows = rows, .group = std::move(choice.group),
+                                                                .fallbacks = std::move(choice.fallbacks),
+                                                                .declined = std::move(choice.declined)});
+            return *served_.emplace(GroupKey::of(key), std::move(entry)).first->second;
         }
         seen_generation = generation_;
     }
 }
 
 const TunedRow* TuningDb::lookup(const ShapeKey& shape) const {
-    return group(GroupKeyView::of(shape)).find(shape.seq_len, shape.seq_len_kv);
+    return served(GroupKeyView::of(shape)).rows->find(shape.seq_len, shape.seq_len_kv);
 }
 
 LookupResult TuningDb::explain(const ShapeKey& shape) const {
     LookupResult result;
     const GroupKeyView key = GroupKeyView::of(shape);
-    const tuning::TunedGroup& rows = group(key);
-    const std::string group_name = fmt::format("arch={} cu_num={} heads={} head_dim={}", key.arch, key.cu_num,
-                                               key.heads, key.head_dim);
-    if (rows.empty()) {
-        result.steps.push_back(fmt::format("no tuned rows for group {}: use the baseline kernel", group_name));
+    const Served& answer = served(key);
+    if (!answer.group) {
+        result.steps.push_back(fmt::format("no tuned rows for group {}: use the baseline kernel", to_string(key)));
+        if (!answer.declined.empty()) result.steps.push_back(answer.declined);
         return result;
+    }
+    const tuning::TunedGroup& rows = *answer.rows;
+    result.fallbacks = answer.fallbacks;
+    if (!answer.fallbacks.empty()) {
+        result.steps.push_back(fmt::format("no tuned rows for group {}", to_string(key)));
+        result.steps.insert(result.steps.end(), answer.fallbacks.begin(), answer.fallbacks.end());
     }
     const auto num_user = std::ranges::count_if(rows.rows(), [](const TunedRow& row) {
         return row.origin.starts_with("user:");
     });
     result.steps.push_back(fmt::format("group {}: {} tuned row(s) ({} from the user database, {} from the system "
-                                       "database)", group_name, rows.size(), num_user, rows.size() - num_user));
+                                       "database)", to_string(answer.group->view()), rows.size(), num_user,
+                                       rows.size() - num_user));
     const TunedRow* row = rows.explain(shape.seq_len, shape.seq_len_kv, result.steps);
     result.steps.push_back(describe_row(*row));
     result.row = *row;
@@ -137,6 +168,10 @@ void TuningDb::insert(std::span<const TunedRow> rows) {
         retired_.push_back(std::move(found->second));
         groups_.erase(found);
     }
+    // NOTES: a new group can change which group answers any call (another mode, a nearer SM
+    // count), so every answer is worked out again.
+    for (auto& [key, entry] : served_) retired_served_.push_back(std::move(entry));
+    served_.clear();
 }
 
 std::vector<TunedRow> TuningDb::rows() const { return merge_user_over_system(system_rows(), user_rows()); }

@@ -2,9 +2,11 @@
 // The tuning database the runtime asks which kernel serves a shape. It composes a read-only
 // system database (built from the shipped CSVs) with the user's writable one; a user row replaces
 // the system row of the same shape key, and rows of both take part in the lookup rule
-// (tuned_group.hpp). Each (arch, cu_num, heads, head_dim) group is read from SQLite once, on its
-// first lookup; after that a lookup is two binary searches under a shared lock: no SQL, no
-// allocation. Safe to call from many threads.
+// (tuned_group.hpp). A call's group is (arch, cu_num, heads, head_dim, clean_logits); when it has
+// no rows, the other mode's or the nearest SM count's group answers (group_choice.hpp). Each
+// group's answer is worked out and read from SQLite once, on its first lookup; after that a
+// lookup is two binary searches under a shared lock: no SQL, no allocation. Safe to call from
+// many threads.
 
 #include <filesystem>
 #include <map>
@@ -28,6 +30,15 @@ class TunedGroup;
 struct LookupResult {
     std::optional<TunedRow> row;     // nullopt: the baseline kernel (no tuned rows for the group)
     std::vector<std::string> steps;  // each step of the lookup rule, in words
+    // How the group whose rows answered differs from the call's own (another clean_logits mode,
+    // the nearest SM count), one sentence each; empty when its own group answered or none did.
+    std::vector<std::string> fallbacks;
+};
+
+struct LookupOptions {
+    // Let the nearest tuned SM count of the same arch, heads and head_dim answer a call whose own
+    // SM count has no rows (settings().nearest_cu_num, MQAJIT_NEAREST_CU_NUM).
+    bool nearest_cu_num = true;
 };
 
 class TuningDb {
@@ -37,7 +48,8 @@ public:
     static TuningDb& instance();
 
     // system_db nullopt: no system rows. A system path that is missing or unusable is one warning.
-    TuningDb(std::optional<std::filesystem::path> system_db, std::filesystem::path user_db);
+    TuningDb(std::optional<std::filesystem::path> system_db, std::filesystem::path user_db,
+             LookupOptions options = {});
     ~TuningDb();
     TuningDb(const TuningDb&) = delete;
     TuningDb& operator=(const TuningDb&) = delete;
@@ -65,25 +77,27 @@ public:
     bool user_db_in_memory() const;
 
 private:
-    struct GroupKey {
-        std::string arch;
-        int cu_num = 0, heads = 0, head_dim = 0;
-        auto tie() const { return std::tuple(std::string_view(arch), cu_num, heads, head_dim); }
+    // What answers a call's group: the rows of the group chosen for it, and how they were chosen.
+    struct Served {
+        const tuning::TunedGroup* rows = nullptr;  // never null: an empty group when none answers
+        std::optional<GroupKey> group;             // the group of `rows`; nullopt when none answers
+        std::vector<std::string> fallbacks;
+        std::string declined;
     };
-    struct GroupLess {
-        using is_transparent = void;
-        bool operator()(const auto& a, const auto& b) const { return a.tie() < b.tie(); }
-    };
-    const tuning::TunedGroup& group(const GroupKeyView& key) const;
+    const Served& served(const GroupKeyView& key) const;
     std::unique_ptr<const tuning::TunedGroup> load_group(const GroupKeyView& key) const;
+    std::vector<GroupKey> tuned_groups() const;
 
     std::unique_ptr<tuning::SystemDb> system_;
     std::unique_ptr<tuning::UserDb> user_;
+    LookupOptions options_;
     mutable std::shared_mutex mutex_;
-    mutable std::map<GroupKey, std::unique_ptr<const tuning::TunedGroup>, GroupLess> groups_;
-    // NOTES: groups replaced by an insert are kept, not freed, so pointers lookup() handed out
-    // stay valid; inserts are rare (tuning runs), so this grows by little.
+    mutable std::map<GroupKey, std::unique_ptr<const tuning::TunedGroup>, GroupLess> groups_;  // by their own key
+    mutable std::map<GroupKey, std::unique_ptr<const Served>, GroupLess> served_;  // by the call's group
+    // NOTES: what an insert replaces is kept, not freed, so pointers and references handed out
+    // stay valid; inserts are rare (tuning runs), so these grow by little.
     mutable std::vector<std::unique_ptr<const tuning::TunedGroup>> retired_;
+    mutable std::vector<std::unique_ptr<const Served>> retired_served_;
     mutable std::uint64_t generation_ = 0;  // bumped by each insert, so a load racing it retries
 };
 

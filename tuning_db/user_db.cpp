@@ -69,6 +69,13 @@ void UserDb::open_existing_locked() {
         // NOTES: no meta table means a file another process has just created but not yet filled
         // in (or an empty file); the schema statements are idempotent, so filling it in is safe.
         if (!version) sqlite::write_transaction(*database, "creating the tables", [&] { create_schema(*database); });
+        if (version && *version < kSchemaVersion) {
+            if (const auto from = migrate_schema(*database)) {
+                log().warn("migrated user tuning database {} from schema version {} to {}: its {} row(s) are "
+                           "clean_logits=1 rows, the mode they were tuned in; an older mqajit no longer reads the "
+                           "file", path_.string(), *from, kSchemaVersion, count_rows(*database));
+            }
+        }
         require_schema(*database);
         database_ = std::move(database);
         state_ = State::file;
@@ -143,21 +150,31 @@ std::vector<TunedRow> UserDb::with_origin(std::vector<TunedRow> rows) const {
     return rows;
 }
 
-std::vector<TunedRow> UserDb::read_rows(const char* what,
-                                        const std::function<std::vector<TunedRow>(sqlite::Database&)>& select) {
+void UserDb::read(const char* what, const std::function<void(sqlite::Database&)>& select) {
     std::lock_guard lock(mutex_);
     if (state_ == State::absent) {
         std::error_code error;
-        if (!std::filesystem::exists(path_, error)) return {};
+        if (!std::filesystem::exists(path_, error)) return;
         open_existing_locked();
     }
-    std::vector<TunedRow> rows;
     try {
-        sqlite::with_retry(*database_, what, [&] { rows = select(*database_); });
+        sqlite::with_retry(*database_, what, [&] { select(*database_); });
     } catch (const Error& e) {
         fall_back_locked(unusable_because(e), false);
     }
+}
+
+std::vector<TunedRow> UserDb::read_rows(const char* what,
+                                        const std::function<std::vector<TunedRow>(sqlite::Database&)>& select) {
+    std::vector<TunedRow> rows;
+    read(what, [&](sqlite::Database& database) { rows = select(database); });
     return with_origin(std::move(rows));
+}
+
+std::vector<GroupKey> UserDb::group_keys() {
+    std::vector<GroupKey> keys;
+    read("reading the tuned groups", [&](sqlite::Database& database) { keys = select_group_keys(database); });
+    return keys;
 }
 
 std::vector<TunedRow> UserDb::group_rows(const GroupKeyView& group) {

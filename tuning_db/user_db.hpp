@@ -32,6 +32,8 @@ public:
     // Rows come back with origin "user:<path>".
     std::vector<TunedRow> group_rows(const GroupKeyView& group);
     std::vector<TunedRow> all_rows();
+    // Every group that has rows.
+    std::vector<GroupKey> group_keys();
     // All rows in one transaction, each replacing any row with its shape key.
     void insert(std::span<const TunedRow> rows);
 
@@ -41,7 +43,9 @@ public:
     std::string fallback_reason() const;
 
 private:
-    // Reads rows under the lock; an unusable database falls back to memory (one warning).
+    // Runs `select` under the lock (not at all while there is no file); an unusable database
+    // falls back to memory (one warning).
+    void read(const char* what, const std::function<void(sqlite::Database&)>& select);
     std::vector<TunedRow> read_rows(const char* what,
                                     const std::function<std::vector<TunedRow>(sqlite::Database&)>& select);
     enum class State { absent, file, memory };

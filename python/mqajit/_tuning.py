@@ -30,7 +30,7 @@ def _live_ordinal():
     return None
 
 
-def _shape(function_name, arch, cu_num, heads, head_dim, seq_len, seq_len_kv):
+def _shape(function_name, arch, cu_num, heads, head_dim, seq_len, seq_len_kv, clean_logits):
     if arch is None or cu_num is None:
         status = _mqajit.runtime_status()
         if not status["gpu_available"]:
@@ -42,14 +42,16 @@ def _shape(function_name, arch, cu_num, heads, head_dim, seq_len, seq_len_kv):
                              "so its cu_num cannot be taken from it; pass cu_num")
         arch = device["arch"] if arch is None else arch
         cu_num = device["cu_num"] if cu_num is None else cu_num
-    return dict(arch=arch, cu_num=cu_num, heads=heads, head_dim=head_dim, seq_len=seq_len, seq_len_kv=seq_len_kv)
+    return dict(arch=arch, cu_num=cu_num, heads=heads, head_dim=head_dim, seq_len=seq_len, seq_len_kv=seq_len_kv,
+                clean_logits=bool(clean_logits))
 
 
-def lookup(arch=None, cu_num=None, *, heads, head_dim, seq_len, seq_len_kv):
+def lookup(arch=None, cu_num=None, *, heads, head_dim, seq_len, seq_len_kv, clean_logits=True):
     """The tuned row that serves a shape, as a dict of the table's columns (plus 'origin'), or None
     when the baseline kernel serves it. arch ("sm_90a", "gfx950") and cu_num (SMs or CUs) default
-    to the live device; with no GPU they must be given (else RuntimeError)."""
-    return _mqajit.lookup(**_shape("lookup", arch, cu_num, heads, head_dim, seq_len, seq_len_kv))
+    to the live device; with no GPU they must be given (else RuntimeError). clean_logits is the
+    call's mode, defaulting like mqa_logits()'s: the row that mqa_logits(..., clean_logits=X) runs."""
+    return _mqajit.lookup(**_shape("lookup", arch, cu_num, heads, head_dim, seq_len, seq_len_kv, clean_logits))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +60,7 @@ class Explanation:
     kernel: str          # "baseline" or a variant name
     row: dict | None     # the row lookup() returns
     steps: list          # each step of the lookup rule, in words
+    fallbacks: list      # how the answering rows' group differs from the call's (mode, SM count); [] if not
     system_db: str | None
     user_db: str
 
@@ -69,6 +72,7 @@ class Explanation:
         return "\n".join(lines)
 
 
-def explain(arch=None, cu_num=None, *, heads, head_dim, seq_len, seq_len_kv):
+def explain(arch=None, cu_num=None, *, heads, head_dim, seq_len, seq_len_kv, clean_logits=True):
     """lookup() with its reasoning, as `mqajit db lookup` prints it (str() of the result)."""
-    return Explanation(**_mqajit.explain(**_shape("explain", arch, cu_num, heads, head_dim, seq_len, seq_len_kv)))
+    return Explanation(**_mqajit.explain(**_shape("explain", arch, cu_num, heads, head_dim, seq_len, seq_len_kv,
+                                                  clean_logits)))

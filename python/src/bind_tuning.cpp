@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <type_traits>
 
 #include "core/check.hpp"
 #include "python/src/bindings.hpp"
@@ -21,14 +20,11 @@ namespace py = pybind11;
 using namespace py::literals;
 
 ShapeKey shape_key(const std::string& arch, int cu_num, int heads, int head_dim, std::int64_t seq_len,
-                   std::int64_t seq_len_kv) {
+                   std::int64_t seq_len_kv, bool clean_logits) {
     ShapeKey key{.arch = Arch::parse(arch).name, .cu_num = cu_num, .heads = heads, .head_dim = head_dim,
-                 .seq_len = seq_len, .seq_len_kv = seq_len_kv};
-    key.visit([&](std::string_view column, const auto& value) {
-        if constexpr (!std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
-            MQAJIT_CHECK(value > 0, "{} is {}; every size of a shape must be positive", column, value);
-        }
-    });
+                 .clean_logits = clean_logits ? 1 : 0, .seq_len = seq_len, .seq_len_kv = seq_len_kv};
+    const auto problem = key_problem(key);
+    MQAJIT_CHECK(!problem, "{}; every size of a shape must be positive", problem.value_or(""));
     return key;
 }
 
@@ -48,24 +44,24 @@ py::object row_object(const TunedRow* row) {
         dict[py::str(column.data(), column.size())] = py::cast(value);
     });
     dict["origin"] = row->origin;
-    return std::move(dict);
+    return dict;
 }
 
 py::object lookup(const std::string& arch, int cu_num, int heads, int head_dim, std::int64_t seq_len,
-                  std::int64_t seq_len_kv) {
-    const ShapeKey key = shape_key(arch, cu_num, heads, head_dim, seq_len, seq_len_kv);
+                  std::int64_t seq_len_kv, bool clean_logits) {
+    const ShapeKey key = shape_key(arch, cu_num, heads, head_dim, seq_len, seq_len_kv, clean_logits);
     return row_object(TuningDb::instance().lookup(key));
 }
 
 py::dict explain(const std::string& arch, int cu_num, int heads, int head_dim, std::int64_t seq_len,
-                 std::int64_t seq_len_kv) {
-    const ShapeKey key = shape_key(arch, cu_num, heads, head_dim, seq_len, seq_len_kv);
+                 std::int64_t seq_len_kv, bool clean_logits) {
+    const ShapeKey key = shape_key(arch, cu_num, heads, head_dim, seq_len, seq_len_kv, clean_logits);
     const TuningDb& database = TuningDb::instance();
     const LookupResult result = database.explain(key);
     const TunedRow* row = result.row ? &*result.row : nullptr;
     const auto system_db = database.system_db_path();
     return py::dict("shape"_a = shape_dict(key), "kernel"_a = row ? row->variant : std::string(kBackendBaseline),
-                    "row"_a = row_object(row), "steps"_a = result.steps,
+                    "row"_a = row_object(row), "steps"_a = result.steps, "fallbacks"_a = result.fallbacks,
                     "system_db"_a = system_db ? py::object(py::str(system_db->string())) : py::object(py::none()),
                     "user_db"_a = database.user_db_path().string());
 }
@@ -76,12 +72,13 @@ void bind_tuning(py::module_& module) {
     module.def("canonical_arch", [](const std::string& arch) { return Arch::parse(arch).name; }, "arch"_a,
                "The arch name as mqajit spells it (\"sm90a\" -> \"sm_90a\"); ValueError for an unknown arch.");
     module.def("lookup", &lookup, py::kw_only(), "arch"_a, "cu_num"_a, "heads"_a, "head_dim"_a, "seq_len"_a,
-               "seq_len_kv"_a,
-               "The tuned row (a dict of the table's columns plus 'origin') that serves the shape, or None when "
-               "the baseline kernel does.");
+               "seq_len_kv"_a, "clean_logits"_a,
+               "The tuned row (a dict of the table's columns plus 'origin') that serves the shape in that "
+               "clean_logits mode, or None when the baseline kernel does.");
     module.def("explain", &explain, py::kw_only(), "arch"_a, "cu_num"_a, "heads"_a, "head_dim"_a, "seq_len"_a,
-               "seq_len_kv"_a,
-               "The lookup with its reasoning: {'shape', 'kernel', 'row', 'steps', 'system_db', 'user_db'}.");
+               "seq_len_kv"_a, "clean_logits"_a,
+               "The lookup with its reasoning: {'shape', 'kernel', 'row', 'steps', 'fallbacks', 'system_db', "
+               "'user_db'}.");
 }
 
 }  // namespace mqajit::python

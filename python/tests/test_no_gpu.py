@@ -182,10 +182,12 @@ def cli_lookup(**shape):
 
 
 LOOKUP_SHAPES = [
-    dict(arch="sm_90a", cu_num=132, heads=32, head_dim=128, seq_len=4096, seq_len_kv=8192),
-    dict(arch="sm_90a", cu_num=132, heads=64, head_dim=128, seq_len=700, seq_len_kv=30000),
-    dict(arch="gfx950", cu_num=256, heads=32, head_dim=128, seq_len=2048, seq_len_kv=2048),
-    dict(arch="sm_80", cu_num=7, heads=32, head_dim=64, seq_len=1, seq_len_kv=1),
+    dict(arch="sm_90a", cu_num=132, heads=32, head_dim=128, seq_len=4096, seq_len_kv=8192, clean_logits=1),
+    dict(arch="sm_90a", cu_num=132, heads=32, head_dim=128, seq_len=4096, seq_len_kv=8192, clean_logits=0),
+    dict(arch="sm_90a", cu_num=132, heads=64, head_dim=128, seq_len=700, seq_len_kv=30000, clean_logits=0),
+    dict(arch="sm_90a", cu_num=114, heads=32, head_dim=128, seq_len=1024, seq_len_kv=8192, clean_logits=1),
+    dict(arch="gfx950", cu_num=256, heads=32, head_dim=128, seq_len=2048, seq_len_kv=2048, clean_logits=1),
+    dict(arch="sm_80", cu_num=7, heads=32, head_dim=64, seq_len=1, seq_len_kv=1, clean_logits=0),
 ]
 
 
@@ -198,6 +200,7 @@ def test_lookup_and_explain_give_the_cli_answer():
         assert explanation.kernel == expected["kernel"]
         assert explanation.row == expected["row"]
         assert explanation.steps == expected["steps"] and explanation.steps
+        assert explanation.fallbacks == expected["fallbacks"]
         assert (explanation.system_db or "") == expected["system_db"]
         assert explanation.user_db == expected["user_db"]
         assert mqajit.lookup(**shape) == explanation.row
@@ -205,6 +208,18 @@ def test_lookup_and_explain_give_the_cli_answer():
         assert all(step in text for step in explanation.steps) and text.endswith(explanation.kernel)
         num_tuned += explanation.row is not None
     assert num_tuned > 0, "no shape found a tuned row: was the system database built?"
+
+
+def test_lookup_takes_the_call_mode_defaulting_like_mqa_logits():
+    shape = dict(arch="sm_90a", cu_num=132, heads=32, head_dim=128, seq_len=4096, seq_len_kv=8192)
+    assert mqajit.explain(**shape).shape["clean_logits"] == 1
+    assert mqajit.explain(**shape, clean_logits=False).shape["clean_logits"] == 0
+    assert mqajit.lookup(**shape) == mqajit.lookup(**shape, clean_logits=True)
+    # Another SM count of the same arch, heads and head_dim: the nearest tuned one answers, and says so.
+    nearest = mqajit.explain(**{**shape, "cu_num": 114})
+    assert nearest.row is not None and nearest.row["cu_num"] == 132
+    assert any("nearest tuned cu_num, 132" in line for line in nearest.fallbacks)
+    assert all(line in nearest.steps for line in nearest.fallbacks)
 
 
 def test_lookup_spells_arch_canonically_and_rejects_bad_keys():

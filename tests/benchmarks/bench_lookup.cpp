@@ -32,7 +32,7 @@ struct BenchDatabase {
         for (std::int64_t n : kSeqLensKv) {
             for (std::int64_t s : kSeqLens) {
                 TunedRow row;
-                row.key = {"gfx950", 256, 32, 128, s, n};
+                row.key = {.arch = "gfx950", .cu_num = 256, .heads = 32, .head_dim = 128, .seq_len = s, .seq_len_kv = n};
                 row.backend = "jit";
                 row.variant = "mfma32x32x64_bkv128_r2_w4_lds3";
                 row.us = 1.0;
@@ -56,7 +56,8 @@ const BenchDatabase& bench_database() {
 std::vector<ShapeKey> query_shapes(int heads) {
     std::vector<ShapeKey> shapes;
     for (std::int64_t s = 1; s <= 10000; s = s * 3 + 7)
-        for (std::int64_t n = 100; n <= 100000; n = n * 2 + 13) shapes.push_back({"gfx950", 256, heads, 128, s, n});
+        for (std::int64_t n = 100; n <= 100000; n = n * 2 + 13)
+            shapes.push_back({.arch = "gfx950", .cu_num = 256, .heads = heads, .head_dim = 128, .seq_len = s, .seq_len_kv = n});
     return shapes;
 }
 

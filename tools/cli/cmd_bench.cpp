@@ -1,17 +1,20 @@
 // mqajit bench: times mqa_logits on the GLM-5 (or given) shapes with causal masks against the
-// baseline kernel in the same run; CUDA events, L2 flushed before each run, median.
+// baseline kernel in the same run; CUDA events, L2 flushed before each run, median. With
+// --clean-logits 0,1 a shape's kernels of both modes are timed in turn in one measurement and
+// printed one line per mode, side by side.
 
 #include <fmt/format.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/check.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/dispatch.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/common/bench_output.hpp"
 #include "tools/common/device_problem.hpp"
-#include "tools/common/roofline.hpp"
 #include "tools/common/shapes.hpp"
 #include "tools/common/timing.hpp"
 #include "tools/common/tuner.hpp"
@@ -23,6 +26,7 @@ namespace {
 struct BenchOptions {
     std::string shapes = "glm5";
     std::string variant;  // empty: what dispatch picks
+    std::optional<std::string> clean_logits;  // --clean-logits: 0, 1 or 0,1
     int kv_splits = 0;    // forwarded to MqaLogitsOptions::kv_splits for every kernel but the baseline
     int runs = 50;
     int warmup = 5;
@@ -50,10 +54,129 @@ std::vector<std::string> candidate_variants(const std::string& spec, Device& dev
     return names;
 }
 
-std::vector<tools::BenchShape> load_shapes(const std::string& spec) {
-    if (spec == "glm5") return tools::glm5_shapes();
-    if (spec == "deepseek") return tools::deepseek_v32_shapes();
-    return tools::read_shapes_csv(spec);
+// The shapes to time, each in one mode (tools::in_modes): a shape list's shapes in every mode
+// --clean-logits names (default 0), a file's rows in their own mode where they say one.
+std::vector<tools::BenchShape> load_shapes(const BenchOptions& o) {
+    std::optional<std::vector<int>> modes;
+    if (o.clean_logits) modes = tools::parse_clean_logits_modes("--clean-logits", *o.clean_logits);
+    std::vector<tools::BenchShape> shapes;
+    if (o.shapes == "glm5") shapes = tools::glm5_shapes();
+    else if (o.shapes == "deepseek") shapes = tools::deepseek_v32_shapes();
+    else shapes = tools::read_shapes_csv(o.shapes);
+    return tools::in_modes(shapes, modes);
+}
+
+// What one mode of a shape times: `timed` (the requested or tuned kernel, or the candidates),
+// then the baseline, whose timing comes last.
+struct ModePlan {
+    tools::BenchResult result;
+    std::vector<std::string> timed;
+    bool compare_candidates = false;
+};
+
+ModePlan plan_mode(const BenchOptions& o, Device& device, const tools::BenchShape& s) {
+    ModePlan plan;
+    plan.result = tools::BenchResult{.shape = s, .arch = Arch::parse(device.arch()).name,
+                                     .cu_num = device.multiprocessor_count(), .kv_splits = o.kv_splits,
+                                     .checked = o.check};
+    plan.timed = candidate_variants(o.variant, device, s);
+    plan.compare_candidates = !plan.timed.empty();
+    if (plan.compare_candidates) {
+        plan.result.reason = "fastest of the candidates";
+    } else {
+        const ProblemShape shape{.heads = s.heads, .head_dim = s.head_dim, .seq_len = s.seq_len, .seq_len_kv = s.seq_len_kv};
+        const KernelChoice choice = Dispatcher::instance().choose(shape, tools::clean_logits_of(s), o.variant);
+        plan.result.kernel = choice.variant ? choice.variant->name() : "baseline";
+        plan.result.reason = choice.reason;
+        plan.timed.push_back(o.variant);
+    }
+    plan.timed.push_back("baseline");
+    return plan;
+}
+
+// Times the modes of one shape together, each kernel run by run in turn with the others, so the
+// GPU's clocks drifting during the measurement cannot favour one of them (or one mode).
+std::vector<tools::BenchResult> bench_shape(const BenchOptions& o, Device& device, tools::DeviceTimer& timer,
+                                            const std::vector<tools::BenchShape>& modes, std::uint64_t seed,
+                                            int& failures) {
+    const tools::BenchShape& s = modes.front();
+    tools::DeviceProblem problem(device, tools::make_problem(s.seq_len, s.seq_len_kv, s.heads, s.head_dim,
+                                                             tools::MaskKind::causal, seed));
+    auto options_for = [&](const tools::BenchShape& mode, const std::string& variant, void* stream) {
+        return MqaLogitsOptions{.clean_logits = tools::clean_logits_of(mode), .stream = stream, .variant = variant,
+                                .kv_splits = variant == "baseline" ? 0 : o.kv_splits};
+    };
+    std::vector<ModePlan> plans;
+    std::vector<tools::DeviceTimer::Launch> launches;
+    for (const tools::BenchShape& mode : modes) {
+        plans.push_back(plan_mode(o, device, mode));
+        for (const std::string& name : plans.back().timed)
+            launches.push_back([&, mode, name](void* stream) { problem.run(options_for(mode, name, stream)); });
+    }
+    const std::vector<tools::Timing> timings =
+        timer.time_interleaved(launches, {.warmup_runs = o.warmup, .timed_runs = o.runs});
+
+    std::vector<tools::BenchResult> results;
+    std::size_t next = 0;
+    for (ModePlan& plan : plans) {
+        tools::BenchResult& r = plan.result;
+        const std::size_t num_kernels = plan.timed.size() - 1;
+        r.chosen = timings[next];
+        r.baseline = timings[next + num_kernels];
+        if (plan.compare_candidates) {
+            for (std::size_t k = 0; k < num_kernels; ++k) {
+                r.variants_us[plan.timed[k]] = timings[next + k].median_us;
+                if (r.kernel.empty() || timings[next + k].median_us < r.chosen.median_us) {
+                    r.kernel = plan.timed[k];
+                    r.chosen = timings[next + k];
+                }
+            }
+        }
+        next += plan.timed.size();
+        r.flops = problem.host().flops();
+        if (o.check) {
+            for (const std::string& variant : {plan.compare_candidates ? r.kernel : o.variant, std::string("baseline")}) {
+                const auto check = tools::check_against_reference(problem, options_for(r.shape, variant, nullptr));
+                if (!check.passed(tools::kMaxCalcDiff)) {
+                    ++failures;
+                    r.verdict += fmt::format(" CHECK FAILED {}", check.summary());
+                }
+            }
+        }
+        results.push_back(std::move(r));
+    }
+    return results;
+}
+
+int run_bench(const BenchOptions& o) {
+    const std::vector<tools::BenchShape> shapes = load_shapes(o);
+    const DriverStatus status = backend_for(Vendor::nvidia).driver_status();
+    MQAJIT_CHECK_KIND(unsupported, status.available, "bench needs a GPU: {}", status.message);
+    Device& device = *backend_for(Vendor::nvidia).current_device();
+    tools::DeviceTimer timer(device);
+
+    nlohmann::json rows = nlohmann::json::array();
+    int failures = 0;
+    if (!o.json) {
+        fmt::print("# {} ({}, {} SMs), causal masks, median of {} runs, L2 flushed, a shape's kernels (of every "
+                   "mode given) timed in turn\n", device.name(), device.arch(), device.multiprocessor_count(), o.runs);
+        fmt::print("{}\n", tools::bench_table_header());
+    }
+    std::uint64_t seed = 1;
+    for (const std::vector<tools::BenchShape>& modes : tools::group_modes_of_a_shape(shapes)) {
+        for (const tools::BenchResult& result : bench_shape(o, device, timer, modes, seed++, failures)) {
+            rows.push_back(tools::bench_json_row(result));
+            if (!o.json) fmt::print("{}\n", tools::bench_table_line(result));
+        }
+        std::fflush(stdout);
+    }
+    if (o.json) fmt::print("{}\n", rows.dump(2));
+    if (!o.json_file.empty()) {
+        std::ofstream file(o.json_file);
+        file << rows.dump(2) << "\n";
+        MQAJIT_CHECK_KIND(io, file.good(), "could not write {}", o.json_file);
+    }
+    return failures ? kCheckFailed : kOk;
 }
 
 }  // namespace
@@ -61,10 +184,15 @@ std::vector<tools::BenchShape> load_shapes(const std::string& spec) {
 void add_bench_command(CLI::App& app, CommandContext& context) {
     auto options = std::make_shared<BenchOptions>();
     CLI::App* command = app.add_subcommand("bench", "Time mqa_logits against the baseline kernel on the GPU");
-    command->add_option("--shapes", options->shapes, "glm5 (default), deepseek, or a CSV with seq_len,seq_len_kv[,heads,head_dim]");
+    command->add_option("--shapes", options->shapes,
+                        "glm5 (default), deepseek, or a CSV with seq_len,seq_len_kv[,heads,head_dim,clean_logits]");
     command->add_option("--variant", options->variant,
                         "Time this variant (or 'baseline') instead of the tuned choice; 'all' or a comma-separated "
                         "list times each candidate and reports the fastest");
+    command->add_option("--clean-logits", options->clean_logits,
+                        "The mode to time in: 0 (no -inf outside the windows, what engines call; the default), 1, "
+                        "or 0,1 for both side by side, timed in turn in one measurement. A --shapes file's rows "
+                        "that say their mode keep it (and run only if listed)");
     command->add_option("--kv-splits", options->kv_splits,
                         "Force this many KV splits per query block on the timed kernels (wgmma family; 0: its own rule). "
                         "The baseline keeps its own rule")
@@ -74,98 +202,7 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
     command->add_flag("--check", options->check, "Also check each kernel against the reference once");
     command->add_flag("--json", options->json, "Print JSON");
     command->add_option("--json-file", options->json_file, "Also write the JSON rows to this file");
-    command->callback([options, &context] {
-        const DriverStatus status = backend_for(Vendor::nvidia).driver_status();
-        MQAJIT_CHECK_KIND(unsupported, status.available, "bench needs a GPU: {}", status.message);
-        Device& device = *backend_for(Vendor::nvidia).current_device();
-        const auto shapes = load_shapes(options->shapes);
-        tools::DeviceTimer timer(device);
-        const tools::TimingOptions timing_options{.warmup_runs = options->warmup, .timed_runs = options->runs};
-
-        nlohmann::json rows = nlohmann::json::array();
-        int failures = 0;
-        if (!options->json) {
-            fmt::print("# {} ({}, {} SMs), causal masks, median of {} runs, L2 flushed, a shape's kernels timed in turn\n", device.name(), device.arch(),
-                       device.multiprocessor_count(), options->runs);
-            fmt::print("{:>3} {:>6} {:>6}  {:<36} {:>9} {:>7} {:>9} {:>7} {:>8} {:>7}\n", "H", "S", "N", "kernel", "us",
-                       "TFLOP/s", "base us", "speedup", "floor us", "%floor");
-        }
-        std::uint64_t seed = 1;
-        for (const tools::BenchShape& s : shapes) {
-            tools::DeviceProblem problem(device, tools::make_problem(s.seq_len, s.seq_len_kv, s.heads, s.head_dim,
-                                                                     tools::MaskKind::causal, seed++));
-            const ProblemShape shape{.heads = s.heads, .head_dim = s.head_dim, .seq_len = s.seq_len, .seq_len_kv = s.seq_len_kv};
-            auto options_for = [&](const std::string& variant, void* stream) {
-                return MqaLogitsOptions{.stream = stream, .variant = variant,
-                                        .kv_splits = variant == "baseline" ? 0 : options->kv_splits};
-            };
-            auto launch_of = [&](const std::string& variant) -> tools::DeviceTimer::Launch {
-                return [&, variant](void* stream) { problem.run(options_for(variant, stream)); };
-            };
-            // The kernels of a shape are timed run by run in turn, the baseline among them, so that
-            // the GPU's clocks drifting during the measurement cannot favour one of them.
-            std::vector<std::string> timed = candidate_variants(options->variant, device, s);
-            const bool compare_candidates = !timed.empty();
-            std::string kernel, reason;
-            if (!compare_candidates) {
-                const KernelChoice choice = Dispatcher::instance().choose(shape, options->variant);
-                kernel = choice.variant ? choice.variant->name() : "baseline";
-                reason = choice.reason;
-                timed.push_back(options->variant);
-            }
-            timed.push_back("baseline");
-            std::vector<tools::DeviceTimer::Launch> launches;
-            for (const std::string& name : timed) launches.push_back(launch_of(name));
-            const std::vector<tools::Timing> timings = timer.time_interleaved(launches, timing_options);
-            const tools::Timing baseline = timings.back();
-            tools::Timing chosen = timings.front();
-            nlohmann::json per_variant = nlohmann::json::object();
-            if (compare_candidates) {
-                for (std::size_t k = 0; k + 1 < timed.size(); ++k) {
-                    per_variant[timed[k]] = timings[k].median_us;
-                    if (kernel.empty() || timings[k].median_us < chosen.median_us) {
-                        kernel = timed[k];
-                        chosen = timings[k];
-                    }
-                }
-                reason = "fastest of the candidates";
-            }
-            const double flops = problem.host().flops();
-            const double floor = tools::floor_us(flops, s.seq_len, s.seq_len_kv);
-            std::string verdict;
-            if (options->check) {
-                for (const std::string& variant : {per_variant.empty() ? options->variant : kernel, std::string("baseline")}) {
-                    const auto result = tools::check_against_reference(problem, options_for(variant, nullptr));
-                    if (!result.passed(tools::kMaxCalcDiff)) {
-                        ++failures;
-                        verdict += fmt::format(" CHECK FAILED {}", result.summary());
-                    }
-                }
-            }
-            rows.push_back({{"arch", Arch::parse(device.arch()).name}, {"cu_num", device.multiprocessor_count()},
-                            {"heads", s.heads}, {"head_dim", s.head_dim}, {"seq_len", s.seq_len},
-                            {"seq_len_kv", s.seq_len_kv}, {"kernel", kernel}, {"reason", reason}, {"variants_us", per_variant},
-                            {"us", chosen.median_us}, {"min_us", chosen.min_us}, {"flops", flops},
-                            {"tflops", flops / chosen.median_us * 1e-6},
-                            {"baseline_us", baseline.median_us}, {"floor_us", floor}, {"runs", chosen.runs},
-                            {"kv_splits", options->kv_splits}, {"checked", options->check},
-                            {"check_failed", !verdict.empty()}});
-            if (!options->json) {
-                fmt::print("{:>3} {:>6} {:>6}  {:<36} {:>9.1f} {:>7.0f} {:>9.1f} {:>6.2f}x {:>8.1f} {:>6.0f}%{}\n", s.heads,
-                           s.seq_len, s.seq_len_kv, kernel, chosen.median_us, flops / chosen.median_us * 1e-6,
-                           baseline.median_us, baseline.median_us / chosen.median_us, floor,
-                           100.0 * floor / chosen.median_us, verdict);
-                std::fflush(stdout);
-            }
-        }
-        if (options->json) fmt::print("{}\n", rows.dump(2));
-        if (!options->json_file.empty()) {
-            std::ofstream file(options->json_file);
-            file << rows.dump(2) << "\n";
-            MQAJIT_CHECK_KIND(io, file.good(), "could not write {}", options->json_file);
-        }
-        context.exit_code = failures ? kCheckFailed : kOk;
-    });
+    command->callback([options, &context] { context.exit_code = run_bench(*options); });
 }
 
 }  // namespace mqajit::cli

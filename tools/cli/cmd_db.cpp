@@ -35,6 +35,7 @@ struct DbOptions {
     // lookup
     std::string arch;
     int cu_num = 0, heads = 0, head_dim = 0;
+    int clean_logits = 0;  // NOTES: the callers' mode (vLLM and SGLang pass clean_logits=False)
     std::int64_t seq_len = 0, seq_len_kv = 0;
     // list / export
     bool user_only = false;
@@ -48,10 +49,11 @@ struct DbOptions {
 TuningDb open_database(const DbOptions& options) {
     const std::filesystem::path user =
         options.user_db.empty() ? settings().user_db_path : std::filesystem::path(options.user_db);
-    if (!options.system_db.empty()) return TuningDb(std::filesystem::path(options.system_db), user);
+    const LookupOptions lookup{.nearest_cu_num = settings().nearest_cu_num};
+    if (!options.system_db.empty()) return TuningDb(std::filesystem::path(options.system_db), user, lookup);
     const auto location = tuning::locate_system_db();
     if (!location.path) log().warn("no system tuning database found; showing user rows only");
-    return TuningDb(location.path, user);
+    return TuningDb(location.path, user, lookup);
 }
 
 void print_json(const tuning::Json& value) { std::cout << value.dump(2) << '\n'; }
@@ -60,15 +62,13 @@ std::string kernel_name(const TunedRow* row) { return row ? row->variant : std::
 
 void run_lookup(const DbOptions& options) {
     ShapeKey shape{.arch = options.arch, .cu_num = options.cu_num, .heads = options.heads,
-                   .head_dim = options.head_dim, .seq_len = options.seq_len, .seq_len_kv = options.seq_len_kv};
+                   .head_dim = options.head_dim, .clean_logits = options.clean_logits, .seq_len = options.seq_len,
+                   .seq_len_kv = options.seq_len_kv};
     if (shape.arch.empty() && settings().arch_override) shape.arch = *settings().arch_override;
     MQAJIT_CHECK(!shape.arch.empty(), "no arch given; pass --arch (e.g. --arch gfx950) or set MQAJIT_ARCH");
     shape.arch = Arch::parse(shape.arch).name;
-    bool positive = true;
-    shape.visit([&](std::string_view, const auto& value) {
-        if constexpr (!std::is_same_v<std::decay_t<decltype(value)>, std::string>) positive = positive && value > 0;
-    });
-    MQAJIT_CHECK(positive, "every size must be positive; got {}", to_string(shape));
+    const auto problem = key_problem(shape);
+    MQAJIT_CHECK(!problem, "{}; got {}", problem.value_or(""), to_string(shape));
     const TuningDb database = open_database(options);
     const LookupResult result = database.explain(shape);
     const TunedRow* row = result.row ? &*result.row : nullptr;
@@ -77,6 +77,7 @@ void run_lookup(const DbOptions& options) {
                     {"kernel", kernel_name(row)},
                     {"row", row ? tuning::to_json(*row) : tuning::Json(nullptr)},
                     {"steps", result.steps},
+                    {"fallbacks", result.fallbacks},
                     {"system_db", database.system_db_path() ? database.system_db_path()->string() : ""},
                     {"user_db", database.user_db_path().string()}});
         return;
@@ -158,7 +159,8 @@ tuning::Json collisions_json(const std::vector<tuning::Collision>& collisions) {
 }
 
 int run_import(const DbOptions& options) {
-    const tuning::ConfigRows loaded = tuning::merge_tables({tuning::read_csv_file(options.file)});
+    tuning::ConfigRows loaded = tuning::merge_tables({tuning::read_csv_file(options.file)});
+    tuning::drop_unrunnable(loaded.rows, loaded.problems);
     TuningDb database = open_database(options);
     database.insert(loaded.rows);
     const bool saved = !database.user_db_in_memory();
@@ -172,7 +174,7 @@ int run_import(const DbOptions& options) {
         report_problems(loaded.problems);
         for (const auto& collision : loaded.collisions) fmt::print(stderr, "collision: {}\n", collision.message());
         if (saved) {
-            fmt::print("imported {} row(s) from {} into {}; skipped {} malformed row(s)\n", loaded.rows.size(),
+            fmt::print("imported {} row(s) from {} into {}; skipped {} row(s), malformed or not runnable on their arch\n", loaded.rows.size(),
                        options.file, database.user_db_path().string(), loaded.problems.size());
         }
     }
@@ -251,6 +253,9 @@ void add_db_command(CLI::App& app, CommandContext& context) {
     lookup->add_option("--head-dim", options->head_dim, "Head dimension D")->required();
     lookup->add_option("--seq-len", options->seq_len, "Query rows S")->required();
     lookup->add_option("--seq-len-kv", options->seq_len_kv, "KV rows N")->required();
+    lookup->add_option("--clean-logits", options->clean_logits,
+                       "The call's mode: 1 writes -inf outside the windows, 0 does not (default 0, what engines call)")
+        ->check(CLI::IsMember({0, 1}));
     add_json(lookup);
     lookup->callback([options] { run_lookup(*options); });
 
@@ -261,7 +266,8 @@ void add_db_command(CLI::App& app, CommandContext& context) {
     list->callback([options] { run_list(*options); });
 
     CLI::App* import = db->add_subcommand(
-        "import", "Import a CSV into the user database; exits 1 if any row was skipped (the others are imported)");
+        "import", "Import a CSV into the user database; a malformed row, or one whose variant cannot run on its "
+                  "arch, is skipped and makes it exit 1 (the others are imported)");
     import->add_option("file", options->file, "CSV file")->required()->check(CLI::ExistingFile);
     add_json(import);
     import->callback([options, &context] { context.exit_code = run_import(*options); });
@@ -272,7 +278,8 @@ void add_db_command(CLI::App& app, CommandContext& context) {
     exporter->callback([options] { run_export(*options); });
 
     CLI::App* check = db->add_subcommand(
-        "check", "Check CSVs for malformed rows and collisions; exits 1 on any problem");
+        "check", "Check CSVs for malformed rows, variants that cannot run on their arch, and collisions; exits 1 "
+                 "on any problem");
     check->add_option("files", options->files, "CSV files (default: the shipped CSVs plus the user database)")
         ->check(CLI::ExistingFile);
     add_json(check);

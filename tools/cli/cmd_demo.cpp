@@ -22,14 +22,15 @@ struct DemoOptions {
     int head_dim = 128;
     std::optional<std::string> arch;  // for the no-GPU explanation
     int cu_num = 132;
+    int clean_logits = 0;  // the callers' mode
 };
 
 void explain_without_gpu(const DemoOptions& o, const DriverStatus& status) {
     const Arch arch = o.arch || settings().arch_override ? resolve_arch(o.arch) : Arch::parse("sm_90a");
     const ShapeKey key{.arch = arch.name, .cu_num = o.cu_num, .heads = o.heads, .head_dim = o.head_dim,
-                       .seq_len = o.seq_len, .seq_len_kv = o.seq_len_kv};
-    fmt::print("GLM-5 shape: S={} N={} H={} D={}; lookup for {} with {} SMs/CUs:\n", o.seq_len, o.seq_len_kv, o.heads,
-               o.head_dim, arch.name, o.cu_num);
+                       .clean_logits = o.clean_logits, .seq_len = o.seq_len, .seq_len_kv = o.seq_len_kv};
+    fmt::print("GLM-5 shape: S={} N={} H={} D={} clean_logits={}; lookup for {} with {} SMs/CUs:\n", o.seq_len,
+               o.seq_len_kv, o.heads, o.head_dim, o.clean_logits, arch.name, o.cu_num);
     const LookupResult result = TuningDb::instance().explain(key);
     for (const std::string& step : result.steps) fmt::print("  - {}\n", step);
     if (result.row) {
@@ -45,19 +46,22 @@ int run_on_gpu(const DemoOptions& o) {
     fmt::print("device: {} ({}, {} SMs, driver {})\n", device.name(), device.arch(), device.multiprocessor_count(),
                device.driver_version());
     const ProblemShape shape{.heads = o.heads, .head_dim = o.head_dim, .seq_len = o.seq_len, .seq_len_kv = o.seq_len_kv};
-    const KernelChoice choice = Dispatcher::instance().choose(shape, "");
-    fmt::print("shape S={} N={} H={} D={} (causal): {} ({})\n", o.seq_len, o.seq_len_kv, o.heads, o.head_dim,
-               choice.variant ? choice.variant->name() : "baseline", choice.reason);
+    const bool clean_logits = o.clean_logits != 0;
+    const KernelChoice choice = Dispatcher::instance().choose(shape, clean_logits, "");
+    fmt::print("shape S={} N={} H={} D={} clean_logits={} (causal): {} ({})\n", o.seq_len, o.seq_len_kv, o.heads,
+               o.head_dim, o.clean_logits, choice.variant ? choice.variant->name() : "baseline", choice.reason);
 
     tools::DeviceProblem problem(device, tools::make_problem(o.seq_len, o.seq_len_kv, o.heads, o.head_dim,
                                                              tools::MaskKind::causal, 20261130));
-    const tools::CheckResult check = tools::check_against_reference(problem, MqaLogitsOptions{});
+    const tools::CheckResult check =
+        tools::check_against_reference(problem, MqaLogitsOptions{.clean_logits = clean_logits});
     fmt::print("check against the reference kernel: {} -> {}\n", check.summary(),
                check.passed(tools::kMaxCalcDiff) ? "PASS" : "FAIL");
 
     tools::DeviceTimer timer(device);
     const tools::Timing timing = timer.time(
-        [&](void* stream) { problem.run(MqaLogitsOptions{.stream = stream}); }, tools::TimingOptions{.timed_runs = 30});
+        [&](void* stream) { problem.run(MqaLogitsOptions{.clean_logits = clean_logits, .stream = stream}); },
+        tools::TimingOptions{.timed_runs = 30});
     const double flops = problem.host().flops();
     fmt::print("time: {:.1f} us median of {} (L2 flushed), {:.0f} TFLOP/s, {:.0f}% of the floor\n", timing.median_us,
                timing.runs, flops / timing.median_us * 1e-6,
@@ -76,6 +80,9 @@ void add_demo_command(CLI::App& app, CommandContext& context) {
     command->add_option("--head-dim", options->head_dim, "Head dim D")->check(CLI::IsMember({64, 128}));
     command->add_option("--arch", options->arch, "Arch for the no-GPU explanation (default MQAJIT_ARCH or sm_90a)");
     command->add_option("--cu-num", options->cu_num, "SM/CU count for the no-GPU explanation (default 132)");
+    command->add_option("--clean-logits", options->clean_logits,
+                        "The call's mode: 0 (no -inf outside the windows, what engines call; the default) or 1")
+        ->check(CLI::IsMember({0, 1}));
     command->callback([options, &context] {
         const DriverStatus status = backend_for(Vendor::nvidia).driver_status();
         if (!status.available) {

@@ -39,9 +39,9 @@ void run_report(const ReportOptions& o) {
     for (const std::string& skipped : table.skipped) std::fprintf(stderr, "skipped %s\n", skipped.c_str());
     if (!o.svg.empty()) {
         write_text_file(o.svg, tools::heatmap_svg(table, tools::HeatmapOptions{.title = o.title}));
-        std::fprintf(stderr, "wrote %s: %zu tuned shapes of %s (%d SMs, H=%d, D=%d)\n", o.svg.c_str(),
-                     table.rows.size(), table.group.arch.c_str(), table.group.cu_num, table.group.heads,
-                     table.group.head_dim);
+        std::fprintf(stderr, "wrote %s: %zu tuned shapes of %s (%d SMs, H=%d, D=%d, clean_logits=%d)\n",
+                     o.svg.c_str(), table.rows.size(), table.group.arch.c_str(), table.group.cu_num,
+                     table.group.heads, table.group.head_dim, table.group.clean_logits);
     }
     if (!o.markdown.empty()) {
         const tools::TuningComparison comparison = tools::compare_tuning(table, tools::read_bench_json(o.bench));
@@ -72,6 +72,9 @@ void add_report_command(CLI::App& app, CommandContext& context) {
     command->add_option("--cu-num", options->filter.cu_num, "Which SM/CU count's rows (when the file has several)");
     command->add_option("--heads", options->filter.heads, "Which heads' rows (when the file has several)");
     command->add_option("--head-dim", options->filter.head_dim, "Which head_dim's rows (when the file has several)");
+    command->add_option("--clean-logits", options->filter.clean_logits,
+                        "Which mode's rows, 0 or 1 (when the file has both)")
+        ->check(CLI::IsMember({0, 1}));
     command->callback([options, markdown, &context] {
         if (markdown->count() > 0 && options->markdown.empty()) options->markdown = "-";
         run_report(*options);

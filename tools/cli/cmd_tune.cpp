@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -43,6 +44,7 @@ extern "C" void on_interrupt(int) { g_interrupted.store(true); }
 struct TuneOptions {
     std::string input, output, run_config, db, json_file;
     std::string devices = "0";
+    std::optional<std::string> clean_logits;  // --clean-logits: 0, 1 or 0,1
     int runs = 50;
     double prune_factor = tools::kDefaultPruneFactor;
     double candidate_timeout_s = tools::kDefaultCandidateTimeoutS;
@@ -107,8 +109,19 @@ struct ScratchDir {
 // Tunes on several GPUs: one worker process per GPU (this program, `tune` on its share of the
 // shapes with CUDA_VISIBLE_DEVICES showing it one GPU), each writing its own CSV and the shared
 // user database; the workers' CSVs are then merged into the output.
+// The modes --clean-logits names; nullopt when it is not given.
+std::optional<std::vector<int>> modes_of(const TuneOptions& o) {
+    if (!o.clean_logits) return std::nullopt;
+    return tools::parse_clean_logits_modes("--clean-logits", *o.clean_logits);
+}
+
+// The input's shapes, each in the mode it is tuned in (tools::in_modes).
+std::vector<tools::BenchShape> shapes_to_tune(const TuneOptions& o) {
+    return tools::in_modes(tools::read_shapes_csv(o.input), modes_of(o));
+}
+
 int run_tune_workers(const TuneOptions& o, const std::vector<int>& devices) {
-    const std::vector<tools::BenchShape> shapes = tools::read_shapes_csv(o.input);
+    const std::vector<tools::BenchShape> shapes = shapes_to_tune(o);
     const std::optional<std::string> inherited = tools::inherited_environment("CUDA_VISIBLE_DEVICES");
     const std::filesystem::path output = std::filesystem::absolute(o.output);
     const ScratchDir scratch(output.parent_path() / fmt::format(".{}.workers-{}", output.filename().string(), getpid()));
@@ -203,7 +216,7 @@ int run_tune(const TuneOptions& o) {
     settings.watchdog = &watchdog;
     const std::string arch = Arch::parse(device.arch()).name;
 
-    std::vector<tools::BenchShape> shapes = tools::read_shapes_csv(o.input);
+    std::vector<tools::BenchShape> shapes = shapes_to_tune(o);
     for (const tools::BenchShape& s : shapes) {
         MQAJIT_CHECK(s.arch.empty() || Arch::parse(s.arch).name == arch,
                      "{} asks for arch {}, but this GPU is {}; tune on that GPU", o.input, s.arch, arch);
@@ -216,8 +229,7 @@ int run_tune(const TuneOptions& o) {
     std::vector<TunedRow> output_rows = table.rows();
     auto already_tuned = [&](const tools::BenchShape& s) {
         return std::any_of(output_rows.begin(), output_rows.end(), [&](const TunedRow& r) {
-            return r.key.arch == arch && r.key.cu_num == device.multiprocessor_count() && r.key.heads == s.heads &&
-                   r.key.head_dim == s.head_dim && r.key.seq_len == s.seq_len && r.key.seq_len_kv == s.seq_len_kv &&
+            return r.key.arch == arch && r.key.cu_num == device.multiprocessor_count() && tools::tunes_shape(r.key, s) &&
                    r.compiler_version == settings.compiler_version && r.driver_version == settings.driver_version;
         });
     };
@@ -270,21 +282,23 @@ int run_config_check(const TuneOptions& o) {
     const std::string arch = Arch::parse(device.arch()).name;
     const tuning::CsvRows table = tuning::read_csv_file(o.run_config);
     for (const auto& problem : table.problems) fmt::print("{}: skipped: {}\n", problem.place, problem.message);
+    const std::optional<std::vector<int>> modes = modes_of(o);
     int failures = static_cast<int>(table.problems.size()), checked = 0;
     for (const TunedRow& row : table.rows) {
         if (row.key.arch != arch || row.key.cu_num != device.multiprocessor_count()) continue;
+        if (modes && std::find(modes->begin(), modes->end(), row.key.clean_logits) == modes->end()) continue;
         ++checked;
         const tools::RecheckResult r = tools::recheck_row(device, row, settings);
         const bool drifted = r.verified && std::abs(r.drift) > 0.10;
         if (!r.verified || drifted) ++failures;
-        fmt::print("{} {} S={} N={} {}: {}\n", row.origin, row.key.heads, row.key.seq_len, row.key.seq_len_kv,
-                   row.variant,
+        fmt::print("{} H={} S={} N={} clean_logits={} {}: {}\n", row.origin, row.key.heads, row.key.seq_len,
+                   row.key.seq_len_kv, row.key.clean_logits, row.variant,
                    !r.verified ? "CHECK FAILED " + r.problem
                                : fmt::format("{:.1f} us vs recorded {:.1f} ({:+.0f}%){}", r.measured_us, row.us,
                                              100 * r.drift, drifted ? " OFF BY MORE THAN 10%" : ""));
     }
-    fmt::print("{} row(s) for {} with {} SMs checked, {} problem(s)\n", checked, arch, device.multiprocessor_count(),
-               failures);
+    fmt::print("{} row(s) for {} with {} SMs{} checked, {} problem(s)\n", checked, arch, device.multiprocessor_count(),
+               modes ? fmt::format(" and clean_logits {}", fmt::join(*modes, ",")) : "", failures);
     return failures ? kCheckFailed : kOk;
 }
 
@@ -293,7 +307,7 @@ int run_config_check(const TuneOptions& o) {
 void add_tune_command(CLI::App& app, CommandContext& context) {
     auto options = std::make_shared<TuneOptions>();
     CLI::App* command = app.add_subcommand("tune", "Tune shapes on the live GPU, or re-check a tuned table");
-    command->add_option("-i,--input", options->input, "Untuned CSV (seq_len,seq_len_kv[,heads,head_dim,cu_num,gfx])");
+    command->add_option("-i,--input", options->input, "Untuned CSV (seq_len,seq_len_kv[,heads,head_dim,cu_num,gfx,clean_logits])");
     command->add_option("-o,--output", options->output, "Tuned CSV to write (rows are added as they finish)");
     command->add_option("--run-config", options->run_config, "Re-check and re-time every row of this tuned CSV");
     command->add_option("--db", options->db, "User database to write (default: MQAJIT_TUNING_DB)");
@@ -315,6 +329,10 @@ void add_tune_command(CLI::App& app, CommandContext& context) {
                         "Leave these candidates out (comma-separated variant names, or baseline), e.g. one that "
                         "hung or faulted")
         ->delimiter(',');
+    command->add_option("--clean-logits", options->clean_logits,
+                        "The mode to tune in, 0 (no -inf outside the windows, what engines call), 1, or 0,1 for both: "
+                        "input rows without a clean_logits column are tuned in each (default 0); rows with one keep "
+                        "theirs and are tuned only if listed. With --run-config: re-check only rows of these modes");
     command->add_option("--json-file", options->json_file,
                         "Also write every candidate's outcome per shape here, as `mqajit bench --json-file` rows "
                         "(`mqajit report --bench` reads them)");
@@ -325,6 +343,7 @@ void add_tune_command(CLI::App& app, CommandContext& context) {
         MQAJIT_CHECK(!tuning || (!options->input.empty() && !options->output.empty()),
                      "tuning needs both -i untuned.csv and -o tuned.csv");
         MQAJIT_CHECK(tuning || options->json_file.empty(), "--json-file goes with -i untuned.csv -o tuned.csv");
+        (void)modes_of(*options);  // NOTES: a bad --clean-logits is bad usage, before any GPU is looked for
         try {
             context.exit_code = tuning ? run_tune(*options) : run_config_check(*options);
         } catch (const tools::CandidateFault& fault) {

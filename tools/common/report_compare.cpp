@@ -11,8 +11,8 @@ namespace mqajit::tools {
 namespace {
 
 bool in_group(const BenchRow& row, const ShapeKey& group) {
-    return row.heads == group.heads && row.head_dim == group.head_dim && (row.arch.empty() || row.arch == group.arch) &&
-           (row.cu_num == 0 || row.cu_num == group.cu_num);
+    return row.heads == group.heads && row.head_dim == group.head_dim && row.clean_logits == group.clean_logits &&
+           (row.arch.empty() || row.arch == group.arch) && (row.cu_num == 0 || row.cu_num == group.cu_num);
 }
 
 // The variant with the lowest geometric-mean time over `rows`, among those timed at every row.
@@ -57,8 +57,9 @@ TuningComparison compare_tuning(const TunedTable& table, const std::vector<Bench
                      "the bench file times S={} N={} twice; give it one run per shape", row.seq_len, row.seq_len_kv);
         rows.push_back(&row);
     }
-    MQAJIT_CHECK(!rows.empty(), "the bench file has no rows for {} with {} SMs at H={} D={}; bench that table's shapes",
-                 group.arch, group.cu_num, group.heads, group.head_dim);
+    MQAJIT_CHECK(!rows.empty(), "the bench file has no rows for {} with {} SMs at H={} D={} clean_logits={}; bench "
+                 "that table's shapes in its mode", group.arch, group.cu_num, group.heads, group.head_dim,
+                 group.clean_logits);
 
     TuningComparison result{.group = group};
     std::tie(result.best_fixed, result.num_fixed_candidates) = best_fixed_variant(rows);

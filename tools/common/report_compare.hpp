@@ -45,8 +45,8 @@ struct TuningComparison {
 
 double geometric_mean(const std::vector<double>& values);
 
-// Uses the bench rows of the table's group (heads, head_dim, and arch and cu_num when the bench
-// file records them). Throws Error(invalid_argument) when none match, when a shape appears twice,
+// Uses the bench rows of the table's group (heads, head_dim, clean_logits, and arch and cu_num when
+// the bench file records them; a row without clean_logits ran with 1). Throws Error(invalid_argument) when none match, when a shape appears twice,
 // or when no variant was timed at every shape.
 TuningComparison compare_tuning(const TunedTable& table, const std::vector<BenchRow>& bench);
 

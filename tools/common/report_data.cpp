@@ -14,18 +14,17 @@
 namespace mqajit::tools {
 namespace {
 
-ShapeKey group_of(const ShapeKey& key) {
-    return ShapeKey{.arch = key.arch, .cu_num = key.cu_num, .heads = key.heads, .head_dim = key.head_dim};
-}
+ShapeKey group_of(const ShapeKey& key) { return GroupKeyView::of(key).key(); }
 
 std::string describe(const ShapeKey& group) {
-    return fmt::format("--arch {} --cu-num {} --heads {} --head-dim {}", group.arch, group.cu_num, group.heads,
-                       group.head_dim);
+    return fmt::format("--arch {} --cu-num {} --heads {} --head-dim {} --clean-logits {}", group.arch, group.cu_num,
+                       group.heads, group.head_dim, group.clean_logits);
 }
 
 bool matches(const ShapeKey& key, const GroupFilter& filter, const std::optional<std::string>& arch) {
     return (!arch || key.arch == *arch) && (!filter.cu_num || key.cu_num == *filter.cu_num) &&
-           (!filter.heads || key.heads == *filter.heads) && (!filter.head_dim || key.head_dim == *filter.head_dim);
+           (!filter.heads || key.heads == *filter.heads) && (!filter.head_dim || key.head_dim == *filter.head_dim) &&
+           (!filter.clean_logits || key.clean_logits == *filter.clean_logits);
 }
 
 // A member of a bench row: `what` names the file and row for the message.
@@ -50,6 +49,9 @@ BenchRow parse_bench_row(const nlohmann::json& item, const std::string& what) {
     row.head_dim = member(item, "head_dim", what).get<int>();
     row.seq_len = member(item, "seq_len", what).get<std::int64_t>();
     row.seq_len_kv = member(item, "seq_len_kv", what).get<std::int64_t>();
+    row.clean_logits = item.value("clean_logits", kCleanLogitsWithoutColumn);
+    MQAJIT_CHECK(row.clean_logits == 0 || row.clean_logits == 1, "{}: 'clean_logits' is {}; it must be 0 or 1", what,
+                 row.clean_logits);
     row.baseline_us = positive_number(member(item, "baseline_us", what), "baseline_us", what);
     if (item.contains("flops")) {
         row.flops = positive_number(item["flops"], "flops", what);
@@ -90,10 +92,12 @@ TunedTable load_tuned_table(const std::filesystem::path& csv, const GroupFilter&
     std::vector<std::string> listed;
     for (const ShapeKey& g : all_groups) listed.push_back(describe(g));
     MQAJIT_CHECK(!all_groups.empty(), "{} has no usable rows", csv.string());
-    MQAJIT_CHECK(!matching_groups.empty(), "{} has no rows for{}{}{}{}; it has: {}", csv.string(),
+    MQAJIT_CHECK(!matching_groups.empty(), "{} has no rows for{}{}{}{}{}; it has: {}", csv.string(),
                  arch ? " arch " + *arch : "", filter.cu_num ? fmt::format(" cu_num {}", *filter.cu_num) : "",
                  filter.heads ? fmt::format(" heads {}", *filter.heads) : "",
-                 filter.head_dim ? fmt::format(" head_dim {}", *filter.head_dim) : "", fmt::join(listed, "; "));
+                 filter.head_dim ? fmt::format(" head_dim {}", *filter.head_dim) : "",
+                 filter.clean_logits ? fmt::format(" clean_logits {}", *filter.clean_logits) : "",
+                 fmt::join(listed, "; "));
     if (matching_groups.size() > 1) {
         std::vector<std::string> candidates;
         for (const ShapeKey& g : matching_groups) candidates.push_back(describe(g));

@@ -28,8 +28,9 @@ std::optional<double> speedup_of(const TunedRow& row) {
 }
 
 std::string default_title(const TunedTable& table) {
-    return fmt::format("Tuned {} table ({} SMs, H={}, D={}) from {}", table.group.arch, table.group.cu_num,
-                       table.group.heads, table.group.head_dim, table.source.filename().string());
+    return fmt::format("Tuned {} table ({} SMs, H={}, D={}, clean_logits={}) from {}", table.group.arch,
+                       table.group.cu_num, table.group.heads, table.group.head_dim, table.group.clean_logits,
+                       table.source.filename().string());
 }
 
 std::string tooltip(const TunedRow& row) {

@@ -1,5 +1,6 @@
 #include "tools/common/shapes.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <string>
@@ -59,9 +60,51 @@ std::vector<BenchShape> read_shapes_csv(const std::filesystem::path& path) {
                          .cu_num = value("cu_num", 0)};
         MQAJIT_CHECK(shape.seq_len >= 1 && shape.seq_len_kv >= 1, "{}:{}: seq_len and seq_len_kv must be positive",
                      path.string(), number);
+        if (auto it = column.find("clean_logits"); it != column.end() && it->second < fields.size() &&
+                                                   !fields[it->second].empty()) {
+            const std::string& mode = fields[it->second];
+            MQAJIT_CHECK(mode == "0" || mode == "1", "{}:{}: clean_logits is '{}'; it must be 0 or 1 (or empty: "
+                         "not said)", path.string(), number, mode);
+            shape.clean_logits = mode == "1" ? 1 : 0;
+        }
         shapes.push_back(shape);
     }
     return shapes;
+}
+
+std::vector<int> parse_clean_logits_modes(std::string_view option, std::string_view text) {
+    std::vector<int> modes;
+    std::size_t begin = 0;
+    while (true) {
+        const std::size_t comma = text.find(',', begin);
+        const std::string_view part = text.substr(begin, comma == std::string_view::npos ? comma : comma - begin);
+        MQAJIT_CHECK(part == "0" || part == "1", "{} '{}': give 0, 1 or 0,1 (0: no -inf outside the windows, what "
+                     "engines call; 1: -inf written there)", option, text);
+        const int mode = part == "1" ? 1 : 0;
+        MQAJIT_CHECK(std::find(modes.begin(), modes.end(), mode) == modes.end(), "{} '{}' names {} twice", option,
+                     text, mode);
+        modes.push_back(mode);
+        if (comma == std::string_view::npos) return modes;
+        begin = comma + 1;
+    }
+}
+
+std::vector<BenchShape> in_modes(const std::vector<BenchShape>& shapes, const std::optional<std::vector<int>>& modes) {
+    const std::vector<int> unsaid = modes.value_or(std::vector<int>{0});
+    std::vector<BenchShape> result;
+    for (const BenchShape& shape : shapes) {
+        if (shape.clean_logits) {
+            if (!modes || std::find(modes->begin(), modes->end(), *shape.clean_logits) != modes->end())
+                result.push_back(shape);
+            continue;
+        }
+        for (int mode : unsaid) {
+            BenchShape copy = shape;
+            copy.clean_logits = mode;
+            result.push_back(copy);
+        }
+    }
+    return result;
 }
 
 }  // namespace mqajit::tools

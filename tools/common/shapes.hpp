@@ -2,7 +2,9 @@
 // The benchmark shape lists (GLM-5 and DeepSeek-V3.2 prefill) and shape files.
 
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mqajit::tools {
@@ -14,6 +16,9 @@ struct BenchShape {
     int seq_len_kv = 0;
     std::string arch;  // from a "gfx" column when the file has one
     int cu_num = 0;    // from a "cu_num" column when the file has one
+    // The call's mode (1: -inf outside the windows), from a "clean_logits" column or from
+    // in_modes(); nullopt: not said.
+    std::optional<int> clean_logits;
 };
 
 // The 24 GLM-5 prefill shapes (H=32, D=128) the project benchmarks.
@@ -22,8 +27,18 @@ std::vector<BenchShape> glm5_shapes();
 std::vector<BenchShape> deepseek_v32_shapes();
 
 // Reads a CSV with a header naming at least seq_len and seq_len_kv (heads, head_dim optional,
-// default 32 and 128; gfx and cu_num optional; other columns ignored), like the untuned tables. Malformed lines throw
-// Error(invalid_argument) naming file:line.
+// default 32 and 128; gfx, cu_num and clean_logits optional, an empty field meaning "not said";
+// other columns ignored), like the untuned tables. Malformed lines throw Error(invalid_argument)
+// naming file:line.
 std::vector<BenchShape> read_shapes_csv(const std::filesystem::path& path);
+
+// "0", "1", "0,1" (the order kept) -> the clean_logits modes a --clean-logits option names.
+// Throws Error(invalid_argument) naming `option` for anything else (a repeat, a 2, nothing).
+std::vector<int> parse_clean_logits_modes(std::string_view option, std::string_view text);
+
+// The shapes to run, each in one mode. A shape that says no mode runs once in each of `modes`
+// (nullopt: in clean_logits=0, the callers' mode); a shape that says one keeps it and runs only
+// if `modes` is nullopt or lists it. Order: shape by shape, modes in the order given.
+std::vector<BenchShape> in_modes(const std::vector<BenchShape>& shapes, const std::optional<std::vector<int>>& modes);
 
 }  // namespace mqajit::tools

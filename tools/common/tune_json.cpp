@@ -15,6 +15,7 @@ namespace {
 ShapeKey key_of(const nlohmann::json& row) {
     return ShapeKey{.arch = row.value("arch", std::string()), .cu_num = row.value("cu_num", 0),
                     .heads = row.value("heads", 0), .head_dim = row.value("head_dim", 0),
+                    .clean_logits = row.value("clean_logits", kCleanLogitsWithoutColumn),
                     .seq_len = row.value("seq_len", std::int64_t{0}),
                     .seq_len_kv = row.value("seq_len_kv", std::int64_t{0})};
 }
@@ -47,7 +48,8 @@ nlohmann::json tune_json_row(const ShapeResult& result, const TuneSettings& sett
         if (c.pruned) pruned.push_back(c.kernel);
     }
     nlohmann::json out = {{"tool", "mqajit tune"}, {"arch", row.key.arch}, {"cu_num", row.key.cu_num},
-                          {"heads", row.key.heads}, {"head_dim", row.key.head_dim}, {"seq_len", row.key.seq_len},
+                          {"heads", row.key.heads}, {"head_dim", row.key.head_dim},
+                          {"clean_logits", row.key.clean_logits}, {"seq_len", row.key.seq_len},
                           {"seq_len_kv", row.key.seq_len_kv}, {"kernel", row.variant},
                           {"reason", "fastest verified candidate"}, {"us", row.us}, {"flops", result.flops},
                           {"tflops", row.us > 0 ? result.flops / row.us * 1e-6 : 0.0}, {"runs", winner_runs},

@@ -26,8 +26,9 @@ nlohmann::json read_tune_json(const std::filesystem::path& path);
 // Writes `rows` beside `path` and renames the file into place. Throws Error(io) on failure.
 void write_tune_json(const std::filesystem::path& path, const nlohmann::json& rows);
 
-// The rows of `base` then of `updates`; each replaces an earlier row of its shape (arch, cu_num,
-// heads, head_dim, seq_len, seq_len_kv) in place or is appended. Nothing else is dropped.
+// The rows of `base` then of `updates`; each replaces an earlier row of its key (arch, cu_num,
+// heads, head_dim, clean_logits, seq_len, seq_len_kv; a row without clean_logits is a
+// clean_logits=1 row) in place or is appended. Nothing else is dropped.
 nlohmann::json merge_tune_json(const nlohmann::json& base, const nlohmann::json& updates);
 
 // For each shape in order, the last of `rows` that tunes it (as rows_for_shapes picks CSV rows).

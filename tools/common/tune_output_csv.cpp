@@ -77,7 +77,25 @@ std::vector<TunedRow> TuneOutputCsv::rows() const {
     return rows;
 }
 
+void TuneOutputCsv::add_clean_logits_column() {
+    // NOTES: appended, so every field already there keeps its bytes; a row without the column
+    // meant kCleanLogitsWithoutColumn, and now says it.
+    columns_.emplace_back("clean_logits");
+    bool header = true;
+    for (Line& line : lines_) {
+        if (is_blank(line.text)) continue;
+        const bool ends_in_cr = line.text.ends_with('\r');
+        std::string text = without_cr(line.text);
+        text += header ? ",clean_logits" : fmt::format(",{}", kCleanLogitsWithoutColumn);
+        line.text = text + (ends_in_cr ? "\r" : "");
+        header = false;
+    }
+}
+
 void TuneOutputCsv::upsert(const TunedRow& row) {
+    if (row.key.clean_logits != kCleanLogitsWithoutColumn &&
+        std::find(columns_.begin(), columns_.end(), "clean_logits") == columns_.end())
+        add_clean_logits_column();
     Line replacement{.text = tuning::csv_line(row, columns_) + cr_, .row = row};
     const auto same_key = [&](const Line& line) { return line.row && line.row->key == row.key; };
     const auto first = std::find_if(lines_.begin(), lines_.end(), same_key);

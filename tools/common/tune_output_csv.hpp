@@ -2,7 +2,9 @@
 // The output CSV of `mqajit tune`, kept line for line. A row the run does not tune comes out
 // byte for byte as it went in (a gfx950 row's backend stays `flydsl`, `56.0` stays `56.0`, a line
 // that does not parse stays as it was); a tuned row replaces the first line of its key in place,
-// or is appended; the header line is kept, and new rows are written in its column order.
+// or is appended; the header line is kept, and new rows are written in its column order. The one
+// exception: a table without a clean_logits column gets one, at the end of every line (its old
+// rows saying 1, what a row without the column means), when a clean_logits=0 row is written.
 
 #include <filesystem>
 #include <optional>
@@ -39,6 +41,8 @@ public:
     void write(const std::filesystem::path& path) const;
 
 private:
+    void add_clean_logits_column();
+
     struct Line {
         std::string text;  // as read, without its '\n'
         std::optional<TunedRow> row;

@@ -23,15 +23,14 @@ std::vector<int> parse_device_list(std::string_view text);
 std::vector<std::vector<BenchShape>> split_round_robin(const std::vector<BenchShape>& shapes, std::size_t num_workers);
 
 // Writes shapes in the untuned-CSV layout read_shapes_csv reads back (gfx,cu_num,heads,head_dim,
-// seq_len,seq_len_kv; an unknown arch or cu_num stays empty / 0).
+// clean_logits,seq_len,seq_len_kv; an unknown arch, cu_num or mode stays empty / 0 / empty).
 void write_shapes_csv(const std::filesystem::path& path, const std::vector<BenchShape>& shapes);
 
-// Whether a row of key `key` tunes `shape`: same heads, head_dim, seq_len and seq_len_kv, and arch
-// and cu_num too where the shape names them.
+// Whether a row of key `key` tunes `shape`: same heads, head_dim, seq_len and seq_len_kv, and arch,
+// cu_num and clean_logits too where the shape names them.
 bool tunes_shape(const ShapeKey& key, const BenchShape& shape);
 
-// For each shape in order, the last of `rows` that tunes it (same heads, head_dim, seq_len and
-// seq_len_kv; arch and cu_num too where the shape names them). A worker's CSV also holds the copies
+// For each shape in order, the last of `rows` that tunes it (tunes_shape). A worker's CSV also holds the copies
 // of the output's earlier rows it started from; picking its own shapes leaves those out, so a
 // stale copy never beats another worker's new row.
 std::vector<TunedRow> rows_for_shapes(const std::vector<TunedRow>& rows, const std::vector<BenchShape>& shapes);

@@ -39,12 +39,14 @@ public:
     ShapeCheck(Device& device, const BenchShape& shape)
         : problem_(device, make_problem(std::min(shape.seq_len, kCheckRows), shape.seq_len_kv, shape.heads,
                                         shape.head_dim, MaskKind::causal, fresh_seed())),
-          expected_(reference_logits(problem_, MqaLogitsOptions{}.clean_logits)) {}
+          clean_logits_(clean_logits_of(shape)),
+          expected_(reference_logits(problem_, clean_logits_)) {}
 
     CandidateResult verify(const std::string& kernel) {
         CandidateResult result{.kernel = kernel};
         try {
-            const CheckResult outcome = check_against(problem_, expected_, MqaLogitsOptions{.variant = kernel});
+            const CheckResult outcome =
+                check_against(problem_, expected_, MqaLogitsOptions{.clean_logits = clean_logits_, .variant = kernel});
             result.verified = outcome.passed(kMaxCalcDiff) && outcome.kernel == kernel;
             if (!result.verified) result.problem = outcome.summary();
         } catch (const Error& e) {
@@ -56,6 +58,7 @@ public:
 
 private:
     DeviceProblem problem_;
+    bool clean_logits_;
     std::vector<float> expected_;
 };
 
@@ -65,16 +68,21 @@ public:
     ShapeTimer(Device& device, const BenchShape& shape)
         : problem_(device, make_problem(shape.seq_len, shape.seq_len_kv, shape.heads, shape.head_dim,
                                         MaskKind::causal, fresh_seed())),
+          clean_logits_(clean_logits_of(shape)),
           timer_(device) {}
 
     Timing time(const std::string& kernel, const TimingOptions& options) {
         return timer_.time(
-            [&](void* stream) { problem_.run(MqaLogitsOptions{.stream = stream, .variant = kernel}); }, options);
+            [&](void* stream) {
+                problem_.run(MqaLogitsOptions{.clean_logits = clean_logits_, .stream = stream, .variant = kernel});
+            },
+            options);
     }
     double flops() const { return problem_.host().flops(); }
 
 private:
     DeviceProblem problem_;
+    bool clean_logits_;
     DeviceTimer timer_;
 };
 
@@ -116,8 +124,12 @@ void check_excluded_names(const std::vector<std::string>& names) {
     }
 }
 
+bool clean_logits_of(const BenchShape& shape) { return shape.clean_logits.value_or(0) != 0; }
+
 std::string shape_label(const BenchShape& s) {
-    return fmt::format("H={} D={} S={} N={}", s.heads, s.head_dim, s.seq_len, s.seq_len_kv);
+    std::string label = fmt::format("H={} D={} S={} N={}", s.heads, s.head_dim, s.seq_len, s.seq_len_kv);
+    if (s.clean_logits) label += fmt::format(" clean_logits={}", *s.clean_logits);
+    return label;
 }
 
 ShapeResult tune_shape(Device& device, const BenchShape& shape, const TuneSettings& settings,
@@ -185,8 +197,8 @@ ShapeResult tune_shape(Device& device, const BenchShape& shape, const TuneSettin
                                        [](const CandidateResult& c) { return c.kernel == "baseline"; });
     TunedRow& row = result.row;
     row.key = ShapeKey{.arch = Arch::parse(device.arch()).name, .cu_num = device.multiprocessor_count(),
-                       .heads = shape.heads, .head_dim = shape.head_dim, .seq_len = shape.seq_len,
-                       .seq_len_kv = shape.seq_len_kv};
+                       .heads = shape.heads, .head_dim = shape.head_dim, .clean_logits = clean_logits_of(shape) ? 1 : 0,
+                       .seq_len = shape.seq_len, .seq_len_kv = shape.seq_len_kv};
     row.backend = winner.kernel == "baseline" ? "baseline" : "jit";
     row.variant = winner.kernel;
     row.us = winner.median_us;
@@ -202,7 +214,8 @@ ShapeResult tune_shape(Device& device, const BenchShape& shape, const TuneSettin
 
 RecheckResult recheck_row(Device& device, const TunedRow& row, const TuneSettings& settings) {
     const BenchShape shape{.heads = row.key.heads, .head_dim = row.key.head_dim,
-                           .seq_len = static_cast<int>(row.key.seq_len), .seq_len_kv = static_cast<int>(row.key.seq_len_kv)};
+                           .seq_len = static_cast<int>(row.key.seq_len), .seq_len_kv = static_cast<int>(row.key.seq_len_kv),
+                           .clean_logits = row.key.clean_logits};
     const std::string kernel = row.backend == "jit" ? row.variant : "baseline";
     const std::string label = shape_label(shape);
     RecheckResult result;

@@ -65,13 +65,18 @@ std::vector<std::string> tuning_candidates(std::string_view arch, const BenchSha
 // Error(invalid_argument) naming the first that is neither.
 void check_excluded_names(const std::vector<std::string>& names);
 
-// "H=32 D=128 S=2048 N=8192": how the tuner names a shape in its lines.
+// "H=32 D=128 S=2048 N=8192 clean_logits=0": how the tuner names a shape in its lines.
 std::string shape_label(const BenchShape& shape);
 
+// The mode a shape is tuned and timed in: its own, else clean_logits=0 (the callers').
+bool clean_logits_of(const BenchShape& shape);
+
+// Tunes `shape` in its mode (clean_logits_of): every candidate is checked and timed in it, and
+// the row's key carries it.
 ShapeResult tune_shape(Device& device, const BenchShape& shape, const TuneSettings& settings,
                        const std::function<void(const std::string&)>& progress);
 
-// Re-checks a tuned row's kernel on fresh data and re-times it.
+// Re-checks a tuned row's kernel on fresh data and re-times it, in the row's clean_logits mode.
 struct RecheckResult {
     bool verified = false;
     std::string problem;

@@ -19,6 +19,7 @@
 #include "runtime/compiler_clang_hip.hpp"
 #include "tests/hip_fakes.hpp"
 #include "tests/support.hpp"
+#include "tuning_db/tuning_db.hpp"
 
 using namespace mqajit;
 
@@ -28,7 +29,7 @@ constexpr int kHeads = 32;
 constexpr int kHeadDim = 128;
 
 // One call on host memory (the fake device's memory is host memory); prints what served it.
-void call_once(const mqajit::testing::FakeRocm& rocm, std::int64_t seq_len, std::int64_t seq_len_kv) {
+void call_once(const mqajit::testing::FakeRocm& rocm, std::int64_t seq_len, std::int64_t seq_len_kv, bool clean_logits) {
     std::vector<unsigned char> q(seq_len * kHeads * kHeadDim), kv(seq_len_kv * kHeadDim);
     std::vector<float> scales(seq_len_kv, 1.0f), weights(seq_len * kHeads, 1.0f), logits(seq_len * seq_len_kv);
     std::vector<int> starts(seq_len, 0), ends(seq_len, static_cast<int>(seq_len_kv));
@@ -41,7 +42,7 @@ void call_once(const mqajit::testing::FakeRocm& rocm, std::int64_t seq_len, std:
                    TensorView::contiguous(starts.data(), DType::int32, {seq_len}),
                    TensorView::contiguous(ends.data(), DType::int32, {seq_len}),
                    TensorView::contiguous(logits.data(), DType::float32, {seq_len, seq_len_kv}),
-                   MqaLogitsOptions{.report = &report});
+                   MqaLogitsOptions{.clean_logits = clean_logits, .report = &report});
     } catch (const Error& e) {
         std::printf("ERROR %s\n", e.what());
         return;
@@ -51,7 +52,8 @@ void call_once(const mqajit::testing::FakeRocm& rocm, std::int64_t seq_len, std:
                 report.reason.c_str());
 }
 
-// args: "hiprtc" | "wrong-arch" | "no-hiprtc", then seq_len:seq_len_kv pairs.
+// args: "hiprtc" | "wrong-arch" | "no-hiprtc", then seq_len:seq_len_kv[:clean_logits] calls (clean_logits
+// 1 unless given).
 MQAJIT_TEST_CHILD("hip-dispatch", [](const std::vector<std::string>& args) {
     const bool with_hiprtc = args.at(0) != "no-hiprtc";
     const mqajit::testing::FakeRocm rocm("libamdhip64.so", with_hiprtc ? "libhiprtc.so" : "");
@@ -59,7 +61,9 @@ MQAJIT_TEST_CHILD("hip-dispatch", [](const std::vector<std::string>& args) {
     if (with_hiprtc) rocm.hiprtc(6, 2, false, args.at(0) == "wrong-arch" ? "gfx942" : nullptr);
     for (std::size_t i = 1; i < args.size(); ++i) {
         const std::size_t colon = args[i].find(':');
-        call_once(rocm, std::stoll(args[i].substr(0, colon)), std::stoll(args[i].substr(colon + 1)));
+        const std::size_t mode = args[i].find(':', colon + 1);
+        call_once(rocm, std::stoll(args[i].substr(0, colon)), std::stoll(args[i].substr(colon + 1, mode - colon - 1)),
+                  mode == std::string::npos || args[i].substr(mode + 1) != "0");
     }
     if (with_hiprtc) std::printf("HIPRTC %d compile(s), last: %s\n", rocm.hiprtc_compiles(), rocm.hiprtc_options().c_str());
     std::fflush(stdout);
@@ -185,4 +189,29 @@ TEST_CASE("hip dispatch (fake MI355X): a code object from `mqajit aot` serves wi
     const std::string kernel = generated_kernel_name(Variant::parse(kVariantA), kHeads, kHeadDim);
     CHECK(count(output, "RESULT " + kVariantA + " launched " + kernel + " block 128\n") == 1);
     CHECK(count(output, "warning") == 0);
+}
+
+TEST_CASE("hip dispatch (fake MI355X): a call is served by a row of its own clean_logits mode, else the other's") {
+    if (real_gpu_present()) return;
+    const FakeRocmInstall rocm(/*with_hiprtc=*/true);
+    // The shipped gfx950 rows are clean_logits=1 rows: a clean_logits=0 call is served by them, and says so.
+    const std::string stand_in = rocm.run("", "hiprtc", "1024:4096:0 256:4096:1");
+    INFO(stand_in);
+    CHECK(count(stand_in, "RESULT " + kVariantB + " launched") == 1);
+    CHECK(count(stand_in, "; tuned with clean_logits=1, none with 0)") == 1);
+    CHECK(count(stand_in, "RESULT " + kVariantA + " launched") == 1);
+
+    // A user row tuned with clean_logits=0 serves the clean_logits=0 calls; the clean_logits=1 calls keep theirs.
+    mqajit::testing::TempDir dir("hip-modes");
+    const auto user_db = dir.path() / "tuning.db";
+    TunedRow callers{.key = {.arch = "gfx950", .cu_num = mqajit::testing::kFakeMi355x.compute_units, .heads = kHeads,
+                             .head_dim = kHeadDim, .clean_logits = 0, .seq_len = 256, .seq_len_kv = 4096},
+                     .backend = "jit", .variant = kVariantB, .us = 1.0};
+    TuningDb(std::nullopt, user_db).insert(callers);
+    const std::string own = rocm.run("MQAJIT_TUNING_DB=" + user_db.string(), "hiprtc", "256:4096:0 1024:4096:0 256:4096:1");
+    INFO(own);
+    CHECK(count(own, "RESULT " + kVariantB + " launched") == 2);
+    CHECK(count(own, "REASON tuned row user:" + user_db.string() + " (seq_len 256, seq_len_kv 4096)\n") == 2);
+    CHECK(count(own, "RESULT " + kVariantA + " launched") == 1);
+    CHECK(count(own, "none with") == 0);
 }

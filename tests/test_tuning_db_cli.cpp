@@ -100,6 +100,26 @@ TEST_CASE("tuning cli: lookup --json and MQAJIT_ARCH as the default arch") {
     CHECK(own_mode["steps"].size() == 4);
 }
 
+TEST_CASE("tuning cli: lookup at an untuned SM count uses the nearest tuned one, unless MQAJIT_NEAREST_CU_NUM=0") {
+    CliFixture fixture;
+    const std::string lookup = "lookup --arch gfx950 --cu-num 200 --heads 32 --head-dim 128 --seq-len 256 "
+                               "--seq-len-kv 4096 --clean-logits 1";
+    std::string output;
+    REQUIRE(fixture.db(lookup + " --json", &output) == 0);
+    const auto json = nlohmann::json::parse(output);
+    CHECK(json["kernel"] == "mfma32x32x64_bkv64_r1_w2_lds2");
+    CHECK(json["row"]["cu_num"] == 256);
+    REQUIRE(json["fallbacks"].size() == 1);
+    CHECK(contains(json["fallbacks"][0].get<std::string>(), "not tuned at cu_num 200: the nearest tuned cu_num, 256"));
+    const std::string databases = " db --db " + quoted(fixture.user_db) + " --system-db " + quoted(fixture.system_db);
+    REQUIRE(run_command("env MQAJIT_NEAREST_CU_NUM=0 " + quoted(cli_path()) + databases + " " + lookup, &output) == 0);
+    CHECK(contains(output, "gfx950 heads=32 head_dim=128 is tuned only at cu_num 256, not 200"));
+    CHECK(output.ends_with("baseline\n"));
+    CHECK(run_command("env MQAJIT_NEAREST_CU_NUM=sometimes " + quoted(cli_path()) + databases + " " + lookup,
+                      &output) == 2);
+    CHECK(contains(output, "MQAJIT_NEAREST_CU_NUM"));
+}
+
 TEST_CASE("tuning cli: bad usage exits 2") {
     CliFixture fixture;
     std::string output;

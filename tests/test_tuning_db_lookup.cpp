@@ -30,16 +30,8 @@ constexpr std::string_view kGridCsv =
     "gfx950,256,64,128,256,4096,triton,whatever,7\n";
 
 // A system database built from the grid, plus a user database path, in a fresh folder.
-struct GridFixture {
-    TempDir dir{"lookup"};
-    std::filesystem::path system_db = dir.path() / "system.db";
-    std::filesystem::path user_db = dir.path() / "user" / "tuning.db";
-    GridFixture() {
-        write_text(dir.path() / "grid.csv", std::string(kCsvHeader) + std::string(kGridCsv));
-        const auto built = tuning::build_system_db(system_db, {dir.path() / "grid.csv"});
-        REQUIRE(built.problems.empty());
-        REQUIRE(built.rows.size() == 7);
-    }
+struct GridFixture : SystemDbFixture {
+    GridFixture() : SystemDbFixture("lookup", std::string(kCsvHeader) + std::string(kGridCsv), 7) {}
 };
 
 // The grid's rows come from a CSV without a clean_logits column: clean_logits=1 rows.
@@ -62,7 +54,7 @@ TEST_CASE("tuning lookup: exact hits answer their own row") {
     REQUIRE(row != nullptr);
     CHECK(row->key == glm5(1024, 4096));
     CHECK(row->us == 2.0);
-    CHECK(row->origin == (fixture.dir.path() / "grid.csv").string() + ":3");
+    CHECK(row->origin == fixture.csv.string() + ":3");
 }
 
 TEST_CASE("tuning lookup: between rows, take the largest tuned length not above, seq_len_kv first") {
@@ -113,7 +105,7 @@ TEST_CASE("tuning lookup: explain names each step and agrees with lookup") {
     CHECK(result.steps[2].find("seq_len 3000") != std::string::npos);
     CHECK(result.steps[2].find("is 1024") != std::string::npos);
     CHECK(result.steps[3].find("mfma32x32x64_bkv64_r2_w2_lds2") != std::string::npos);
-    CHECK(result.steps[3].find("grid.csv:3") != std::string::npos);
+    CHECK(result.steps[3].find("table.csv:3") != std::string::npos);
     const LookupResult below = db.explain(glm5(1, 1));
     CHECK(below.steps[1].find("below every tuned seq_len_kv") != std::string::npos);
     CHECK(below.steps[2].find("below every tuned seq_len") != std::string::npos);

@@ -23,7 +23,8 @@ using namespace mqajit::testing;
 
 namespace {
 
-GroupKey group(int cu_num, int clean_logits, int heads = 32) {
+// A group: a key whose lengths are 0.
+ShapeKey group(int cu_num, int clean_logits, int heads = 32) {
     return {.arch = "sm_90a", .cu_num = cu_num, .heads = heads, .head_dim = 128, .clean_logits = clean_logits};
 }
 
@@ -45,16 +46,8 @@ constexpr std::string_view kModesCsv =
     "sm_90a,114,32,128,1,1024,8192,jit,wgmma64x128x32_bkv64_r4_w2_lds6,12\n"
     "sm_90a,132,64,128,1,1024,8192,jit,wgmma64x128x32_bkv128_r2_w2_lds4,13\n";
 
-struct ModesFixture {
-    TempDir dir{"modes"};
-    std::filesystem::path system_db = dir.path() / "system.db";
-    std::filesystem::path user_db = dir.path() / "user" / "tuning.db";
-    ModesFixture() {
-        write_text(dir.path() / "modes.csv", kModesCsv);
-        const auto built = tuning::build_system_db(system_db, {dir.path() / "modes.csv"});
-        REQUIRE(built.problems.empty());
-        REQUIRE(built.rows.size() == 4);
-    }
+struct ModesFixture : SystemDbFixture {
+    ModesFixture() : SystemDbFixture("modes", kModesCsv, 4) {}
 };
 
 std::string pick(const TuningDb& db, const ShapeKey& key) {
@@ -65,52 +58,52 @@ std::string pick(const TuningDb& db, const ShapeKey& key) {
 }  // namespace
 
 TEST_CASE("group choice: the call's own group, then its other mode, then the nearest SM count") {
-    const std::vector<GroupKey> tuned = {group(132, 0), group(132, 1), group(114, 1), group(100, 0), group(100, 1)};
+    const std::vector<ShapeKey> tuned = {group(132, 0), group(132, 1), group(114, 1), group(100, 0), group(100, 1)};
     // Its own group: no fallback.
-    auto choice = tuning::choose_group(group(114, 1).view(), tuned, true);
+    auto choice = tuning::choose_group(GroupKeyView::of(group(114, 1)), tuned, true);
     CHECK(choice.group == group(114, 1));
     CHECK(choice.fallbacks.empty());
     // The other mode at the same SM count comes before another SM count in the call's own mode.
-    choice = tuning::choose_group(group(114, 0).view(), tuned, true);
+    choice = tuning::choose_group(GroupKeyView::of(group(114, 0)), tuned, true);
     CHECK(choice.group == group(114, 1));
     REQUIRE(choice.fallbacks.size() == 1);
     CHECK(choice.fallbacks[0].find("no rows tuned with clean_logits=0: the clean_logits=1 rows serve") !=
           std::string::npos);
     CHECK(choice.fallbacks[0].find("mqajit tune --clean-logits 0") != std::string::npos);
     // An untuned SM count: the nearest tuned one, in the call's mode.
-    choice = tuning::choose_group(group(78, 0).view(), tuned, true);
+    choice = tuning::choose_group(GroupKeyView::of(group(78, 0)), tuned, true);
     CHECK(choice.group == group(100, 0));
     REQUIRE(choice.fallbacks.size() == 1);
     CHECK(choice.fallbacks[0].find("not tuned at cu_num 78: the nearest tuned cu_num, 100, serves (tuned: 100, 114, "
                                    "132; MQAJIT_NEAREST_CU_NUM=0 turns this off)") != std::string::npos);
-    CHECK(tuning::choose_group(group(140, 1).view(), tuned, true).group == group(132, 1));
+    CHECK(tuning::choose_group(GroupKeyView::of(group(140, 1)), tuned, true).group == group(132, 1));
     // A tie goes to the smaller SM count.
-    CHECK(tuning::choose_group(group(107, 1).view(), tuned, true).group == group(100, 1));
-    CHECK(tuning::choose_group(group(123, 1).view(), tuned, true).group == group(114, 1));
+    CHECK(tuning::choose_group(GroupKeyView::of(group(107, 1)), tuned, true).group == group(100, 1));
+    CHECK(tuning::choose_group(GroupKeyView::of(group(123, 1)), tuned, true).group == group(114, 1));
     // The nearest SM count lacks the call's mode: its other mode serves, and both fallbacks are said.
-    choice = tuning::choose_group(group(120, 0).view(), tuned, true);
+    choice = tuning::choose_group(GroupKeyView::of(group(120, 0)), tuned, true);
     CHECK(choice.group == group(114, 1));
     CHECK(choice.fallbacks.size() == 2);
 }
 
 TEST_CASE("group choice: nearest SM count off, or nothing tuned for the arch, heads and head_dim") {
-    const std::vector<GroupKey> tuned = {group(132, 1), group(132, 0, 64)};
-    auto choice = tuning::choose_group(group(114, 0).view(), tuned, false);
+    const std::vector<ShapeKey> tuned = {group(132, 1), group(132, 0, 64)};
+    auto choice = tuning::choose_group(GroupKeyView::of(group(114, 0)), tuned, false);
     CHECK_FALSE(choice.group);
     CHECK(choice.fallbacks.empty());
     CHECK(choice.declined.find("tuned only at cu_num 132, not 114") != std::string::npos);
     CHECK(choice.declined.find("MQAJIT_NEAREST_CU_NUM is off") != std::string::npos);
     // The same device's other mode still serves with the nearest SM count off: it is not another SM count.
-    CHECK(tuning::choose_group(group(132, 0).view(), tuned, false).group == group(132, 1));
+    CHECK(tuning::choose_group(GroupKeyView::of(group(132, 0)), tuned, false).group == group(132, 1));
     // Other heads, head_dim or arch never stand in.
-    CHECK_FALSE(tuning::choose_group(group(132, 0, 16).view(), tuned, true).group);
-    GroupKey other_dim = group(132, 1);
+    CHECK_FALSE(tuning::choose_group(GroupKeyView::of(group(132, 0, 16)), tuned, true).group);
+    ShapeKey other_dim = group(132, 1);
     other_dim.head_dim = 64;
-    CHECK_FALSE(tuning::choose_group(other_dim.view(), tuned, true).group);
-    GroupKey other_arch = group(132, 1);
+    CHECK_FALSE(tuning::choose_group(GroupKeyView::of(other_dim), tuned, true).group);
+    ShapeKey other_arch = group(132, 1);
     other_arch.arch = "sm_100a";
-    CHECK_FALSE(tuning::choose_group(other_arch.view(), tuned, true).group);
-    CHECK(tuning::choose_group(other_arch.view(), tuned, true).declined.empty());
+    CHECK_FALSE(tuning::choose_group(GroupKeyView::of(other_arch), tuned, true).group);
+    CHECK(tuning::choose_group(GroupKeyView::of(other_arch), tuned, true).declined.empty());
 }
 
 TEST_CASE("tuning lookup: each mode's rows serve that mode, the other mode's stand in, and explain says so") {

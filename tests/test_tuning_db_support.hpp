@@ -12,7 +12,11 @@
 #include <string>
 #include <string_view>
 
+#include <doctest/doctest.h>
+
 #include "core/log.hpp"
+#include "tests/support.hpp"
+#include "tuning_db/system_db.hpp"
 #include "tuning_db/tuned_row.hpp"
 
 namespace mqajit::testing {
@@ -54,6 +58,21 @@ inline std::string read_text(const std::filesystem::path& file) {
 }
 
 inline constexpr std::string_view kCsvHeader = "gfx,cu_num,heads,head_dim,seq_len,seq_len_kv,backend,variant,us\n";
+
+// A fresh folder with a system database built from one CSV (`text`, its header included) that
+// must load whole into `num_rows` rows, and a path for a user database beside it.
+struct SystemDbFixture {
+    TempDir dir;
+    std::filesystem::path csv = dir.path() / "table.csv";
+    std::filesystem::path system_db = dir.path() / "system.db";
+    std::filesystem::path user_db = dir.path() / "user" / "tuning.db";
+    SystemDbFixture(std::string_view tag, std::string_view text, std::size_t num_rows) : dir(tag) {
+        write_text(csv, text);
+        const auto built = tuning::build_system_db(system_db, {csv});
+        REQUIRE(built.problems.empty());
+        REQUIRE(built.rows.size() == num_rows);
+    }
+};
 
 inline std::filesystem::path shipped_configs_dir() {
     return std::filesystem::path(MQAJIT_SOURCE_DIR) / "tuning_db" / "configs";

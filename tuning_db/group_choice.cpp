@@ -10,8 +10,8 @@
 namespace mqajit::tuning {
 namespace {
 
-bool has(std::span<const GroupKey> tuned, const GroupKeyView& key) {
-    return std::ranges::any_of(tuned, [&](const GroupKey& g) { return g.tie() == key.tie(); });
+bool has(std::span<const ShapeKey> tuned, const GroupKeyView& key) {
+    return std::ranges::any_of(tuned, [&](const ShapeKey& g) { return group_tie(g) == key.tie(); });
 }
 
 GroupKeyView in_mode(GroupKeyView key, int clean_logits) {
@@ -27,20 +27,20 @@ std::string other_mode_note(const GroupKeyView& wanted, int served_mode) {
 
 }  // namespace
 
-GroupChoice choose_group(const GroupKeyView& wanted, std::span<const GroupKey> tuned, bool nearest_cu_num) {
+GroupChoice choose_group(const GroupKeyView& wanted, std::span<const ShapeKey> tuned, bool nearest_cu_num) {
     GroupChoice choice;
     const int other_mode = wanted.clean_logits ? 0 : 1;
     if (has(tuned, wanted)) {
-        choice.group = GroupKey::of(wanted);
+        choice.group = wanted.key();
         return choice;
     }
     if (has(tuned, in_mode(wanted, other_mode))) {
-        choice.group = GroupKey::of(in_mode(wanted, other_mode));
+        choice.group = in_mode(wanted, other_mode).key();
         choice.fallbacks.push_back(other_mode_note(wanted, other_mode));
         return choice;
     }
     std::set<int> cu_nums;  // tuned SM counts of the same arch, heads and head_dim, ascending
-    for (const GroupKey& g : tuned) {
+    for (const ShapeKey& g : tuned) {
         if (g.arch == wanted.arch && g.heads == wanted.heads && g.head_dim == wanted.head_dim) cu_nums.insert(g.cu_num);
     }
     if (cu_nums.empty()) return choice;
@@ -63,7 +63,7 @@ GroupChoice choose_group(const GroupKeyView& wanted, std::span<const GroupKey> t
         served.clean_logits = other_mode;
         choice.fallbacks.push_back(other_mode_note(wanted, other_mode));
     }
-    choice.group = GroupKey::of(served);
+    choice.group = served.key();
     return choice;
 }
 

@@ -19,12 +19,12 @@
 namespace mqajit::tuning {
 
 struct GroupChoice {
-    std::optional<GroupKey> group;       // nullopt: no group answers (the baseline kernel)
+    std::optional<ShapeKey> group;       // lengths 0; nullopt: no group answers (the baseline kernel)
     std::vector<std::string> fallbacks;  // one sentence per way `group` differs from the call's own
     std::string declined;                // why a group that could have served did not (nearest_cu_num off)
 };
 
-// `tuned`: every group that has rows (any order).
-GroupChoice choose_group(const GroupKeyView& wanted, std::span<const GroupKey> tuned, bool nearest_cu_num);
+// `tuned`: every group that has rows (any order), lengths ignored.
+GroupChoice choose_group(const GroupKeyView& wanted, std::span<const ShapeKey> tuned, bool nearest_cu_num);
 
 }  // namespace mqajit::tuning

@@ -216,18 +216,18 @@ std::vector<TunedRow> select_group(sqlite::Database& database, const GroupKeyVie
     return read_rows(*statement);
 }
 
-std::vector<GroupKey> select_group_keys(sqlite::Database& database) {
+std::vector<ShapeKey> select_group_keys(sqlite::Database& database) {
     static const std::string sql = fmt::format("SELECT DISTINCT {0} FROM {1} ORDER BY {0}",
                                                fmt::join(group_column_names(), ", "), kTableName);
     auto statement = database.prepare(sql);
-    std::vector<GroupKey> keys;
+    std::vector<ShapeKey> keys;
     while (statement->step()) {
         ShapeKey key;
         int column = 0;
         key.visit([&](std::string_view name, auto& value) {
             if (!is_length_column(name)) read_column(*statement, column++, value);
         });
-        keys.push_back(GroupKey::of(GroupKeyView::of(key)));
+        keys.push_back(std::move(key));
     }
     return keys;
 }

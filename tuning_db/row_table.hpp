@@ -40,8 +40,8 @@ std::optional<std::string> meta(sqlite::Database& database, std::string_view key
 void upsert_row(sqlite::Database& database, const TunedRow& row);
 
 std::vector<TunedRow> select_group(sqlite::Database& database, const GroupKeyView& group);
-// Every group that has rows, ordered.
-std::vector<GroupKey> select_group_keys(sqlite::Database& database);
+// Every group that has rows, ordered, as keys whose lengths are 0.
+std::vector<ShapeKey> select_group_keys(sqlite::Database& database);
 std::vector<TunedRow> select_all(sqlite::Database& database);  // ordered by the shape key
 std::int64_t count_rows(sqlite::Database& database);
 

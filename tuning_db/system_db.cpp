@@ -34,7 +34,7 @@ std::vector<TunedRow> SystemDb::all_rows() {
     return rows;
 }
 
-std::vector<GroupKey> SystemDb::group_keys() {
+std::vector<ShapeKey> SystemDb::group_keys() {
     std::lock_guard lock(mutex_);
     return select_group_keys(*database_);
 }

@@ -21,7 +21,7 @@ public:
     // Rows keep the origin they were built from ("tuning_db/configs/....csv:12").
     std::vector<TunedRow> group_rows(const GroupKeyView& group);
     std::vector<TunedRow> all_rows();
-    std::vector<GroupKey> group_keys();  // every group that has rows
+    std::vector<ShapeKey> group_keys();  // every group that has rows
     const std::filesystem::path& path() const { return path_; }
 
 private:

@@ -52,7 +52,8 @@ inline constexpr int kCleanLogitsWithoutColumn = 1;
 // The key columns the lookup rule searches along; the others name a group.
 inline bool is_length_column(std::string_view column) { return column == "seq_len" || column == "seq_len_kv"; }
 
-// The lookup rule searches within one group: the key without its two lengths.
+// The lookup rule searches within one group: the key without its two lengths. A group is kept as
+// a ShapeKey whose lengths are 0 (GroupKeyView::key()), and looked up by this view of it.
 struct GroupKeyView {
     std::string_view arch;
     int cu_num = 0;
@@ -71,25 +72,13 @@ struct GroupKeyView {
     auto tie() const { return std::tuple(arch, cu_num, heads, head_dim, clean_logits); }
 };
 
-// A group key that owns its arch name; ordered with GroupKeyView by GroupLess.
-struct GroupKey {
-    std::string arch;
-    int cu_num = 0;
-    int heads = 0;
-    int head_dim = 0;
-    int clean_logits = 0;
+inline auto group_tie(const GroupKeyView& group) { return group.tie(); }
+inline auto group_tie(const ShapeKey& key) { return GroupKeyView::of(key).tie(); }
 
-    static GroupKey of(const GroupKeyView& view) {
-        return {std::string(view.arch), view.cu_num, view.heads, view.head_dim, view.clean_logits};
-    }
-    GroupKeyView view() const { return {arch, cu_num, heads, head_dim, clean_logits}; }
-    auto tie() const { return view().tie(); }
-    bool operator==(const GroupKey& other) const { return tie() == other.tie(); }
-};
-
+// Orders keys by their group alone, ShapeKeys and GroupKeyViews alike (a transparent comparator).
 struct GroupLess {
     using is_transparent = void;
-    bool operator()(const auto& a, const auto& b) const { return a.tie() < b.tie(); }
+    bool operator()(const auto& a, const auto& b) const { return group_tie(a) < group_tie(b); }
 };
 
 // "arch=sm_90a cu_num=132 heads=32 head_dim=128 clean_logits=0"

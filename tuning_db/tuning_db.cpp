@@ -77,8 +77,8 @@ std::unique_ptr<const tuning::TunedGroup> TuningDb::load_group(const GroupKeyVie
                                                                              user_->group_rows(key)));
 }
 
-std::vector<GroupKey> TuningDb::tuned_groups() const {
-    std::vector<GroupKey> keys;
+std::vector<ShapeKey> TuningDb::tuned_groups() const {
+    std::vector<ShapeKey> keys;
     if (system_) {
         try {
             keys = system_->group_keys();
@@ -86,7 +86,7 @@ std::vector<GroupKey> TuningDb::tuned_groups() const {
             log().warn("reading the system tuning database failed: {}; using user rows only", e.what());
         }
     }
-    for (GroupKey& key : user_->group_keys()) keys.push_back(std::move(key));
+    for (ShapeKey& key : user_->group_keys()) keys.push_back(std::move(key));
     return keys;
 }
 
@@ -102,7 +102,7 @@ const TuningDb::Served& TuningDb::served(const GroupKeyView& key) const {
         // NOTES: SQLite is read outside the lock so lookups of loaded groups never wait on disk;
         // if an insert landed meanwhile, what was read may predate it, so read again.
         tuning::GroupChoice choice = tuning::choose_group(key, tuned_groups(), options_.nearest_cu_num);
-        auto loaded = choice.group ? load_group(choice.group->view()) : nullptr;
+        auto loaded = choice.group ? load_group(GroupKeyView::of(*choice.group)) : nullptr;
         std::unique_lock lock(mutex_);
         if (auto found = served_.find(key); found != served_.end()) return *found->second;
         if (generation_ == seen_generation) {
@@ -115,7 +115,7 @@ const TuningDb::Served& TuningDb::served(const GroupKeyView& key) const {
             auto entry = std::make_unique<const Served>(Served{.rows = rows, .group = std::move(choice.group),
                                                                 .fallbacks = std::move(choice.fallbacks),
                                                                 .declined = std::move(choice.declined)});
-            return *served_.emplace(GroupKey::of(key), std::move(entry)).first->second;
+            return *served_.emplace(key.key(), std::move(entry)).first->second;
         }
         seen_generation = generation_;
     }
@@ -144,7 +144,7 @@ LookupResult TuningDb::explain(const ShapeKey& shape) const {
         return row.origin.starts_with("user:");
     });
     result.steps.push_back(fmt::format("group {}: {} tuned row(s) ({} from the user database, {} from the system "
-                                       "database)", to_string(answer.group->view()), rows.size(), num_user,
+                                       "database)", to_string(GroupKeyView::of(*answer.group)), rows.size(), num_user,
                                        rows.size() - num_user));
     const TunedRow* row = rows.explain(shape.seq_len, shape.seq_len_kv, result.steps);
     result.steps.push_back(describe_row(*row));

@@ -80,20 +80,21 @@ private:
     // What answers a call's group: the rows of the group chosen for it, and how they were chosen.
     struct Served {
         const tuning::TunedGroup* rows = nullptr;  // never null: an empty group when none answers
-        std::optional<GroupKey> group;             // the group of `rows`; nullopt when none answers
+        std::optional<ShapeKey> group;             // the group of `rows` (lengths 0); nullopt when none answers
         std::vector<std::string> fallbacks;
         std::string declined;
     };
     const Served& served(const GroupKeyView& key) const;
     std::unique_ptr<const tuning::TunedGroup> load_group(const GroupKeyView& key) const;
-    std::vector<GroupKey> tuned_groups() const;
+    std::vector<ShapeKey> tuned_groups() const;
 
     std::unique_ptr<tuning::SystemDb> system_;
     std::unique_ptr<tuning::UserDb> user_;
     LookupOptions options_;
     mutable std::shared_mutex mutex_;
-    mutable std::map<GroupKey, std::unique_ptr<const tuning::TunedGroup>, GroupLess> groups_;  // by their own key
-    mutable std::map<GroupKey, std::unique_ptr<const Served>, GroupLess> served_;  // by the call's group
+    // Both keyed by a group (a ShapeKey whose lengths are 0), found by a GroupKeyView.
+    mutable std::map<ShapeKey, std::unique_ptr<const tuning::TunedGroup>, GroupLess> groups_;  // by their own group
+    mutable std::map<ShapeKey, std::unique_ptr<const Served>, GroupLess> served_;  // by the call's group
     // NOTES: what an insert replaces is kept, not freed, so pointers and references handed out
     // stay valid; inserts are rare (tuning runs), so these grow by little.
     mutable std::vector<std::unique_ptr<const tuning::TunedGroup>> retired_;

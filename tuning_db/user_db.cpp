@@ -171,8 +171,8 @@ std::vector<TunedRow> UserDb::read_rows(const char* what,
     return with_origin(std::move(rows));
 }
 
-std::vector<GroupKey> UserDb::group_keys() {
-    std::vector<GroupKey> keys;
+std::vector<ShapeKey> UserDb::group_keys() {
+    std::vector<ShapeKey> keys;
     read("reading the tuned groups", [&](sqlite::Database& database) { keys = select_group_keys(database); });
     return keys;
 }

@@ -33,7 +33,7 @@ public:
     std::vector<TunedRow> group_rows(const GroupKeyView& group);
     std::vector<TunedRow> all_rows();
     // Every group that has rows.
-    std::vector<GroupKey> group_keys();
+    std::vector<ShapeKey> group_keys();
     // All rows in one transaction, each replacing any row with its shape key.
     void insert(std::span<const TunedRow> rows);
 

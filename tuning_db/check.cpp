@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "mqajit/error.hpp"
-
 #include "variants/arch.hpp"
 #include "variants/registry.hpp"
 #include "variants/variant.hpp"

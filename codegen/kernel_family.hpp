@@ -21,6 +21,9 @@ struct ProblemShape {
     int head_dim = 0;
     std::int64_t seq_len = 0;     // S
     std::int64_t seq_len_kv = 0;  // N
+    // NOTES: not a size but the one launch limit a caller sets (MqaLogitsOptions::num_sms): the
+    // persistent families plan for at most this many multiprocessors; 0 means all of the device's.
+    int num_sms = 0;
 };
 
 struct GeneratedKernel {

@@ -38,6 +38,10 @@ int remembered_kv_splits(std::int64_t num_q_blocks, std::int64_t num_kv_tiles, i
     return slot.splits;
 }
 
+int usable_multiprocessors(int device_multiprocessors, int cap) {
+    return cap > 0 ? std::min(cap, device_multiprocessors) : device_multiprocessors;
+}
+
 class Sm90WgmmaFamily final : public KernelFamily {
 public:
     std::string name() const override { return "sm90_mqa_logits"; }
@@ -60,7 +64,7 @@ public:
         MQAJIT_CHECK_KIND(unsupported, smem <= device.max_shared_bytes_per_block(),
                           "variant {} needs {} B of shared memory; the device allows {} B per block", v.name(),
                           smem, device.max_shared_bytes_per_block());
-        const int sms = device.multiprocessor_count();
+        const int sms = usable_multiprocessors(device.multiprocessor_count(), shape.num_sms);
         const std::int64_t num_q_blocks = ceil_div(shape.seq_len, v.rows);
         const std::int64_t num_tiles = ceil_div(shape.seq_len_kv, v.bkv);
         const std::int64_t num_splits = params.num_kv_splits > 0

@@ -14,11 +14,20 @@ std::string to_string(DType dtype) {
         case DType::float8_e4m3: return "float8_e4m3";
         case DType::float32: return "float32";
         case DType::int32: return "int32";
+        case DType::bfloat16: return "bfloat16";
     }
     return "unknown";
 }
 
-std::int64_t element_size_bytes(DType dtype) { return dtype == DType::float8_e4m3 ? 1 : 4; }
+std::int64_t element_size_bytes(DType dtype) {
+    switch (dtype) {
+        case DType::float8_e4m3: return 1;
+        case DType::bfloat16: return 2;
+        case DType::float32:
+        case DType::int32: return 4;
+    }
+    return 4;
+}
 
 TensorView TensorView::contiguous(const void* data, DType dtype, std::initializer_list<std::int64_t> shape) {
     MQAJIT_CHECK(shape.size() >= 1 && shape.size() <= kMaxRank, "a tensor has 1 to {} dimensions, not {}",

@@ -34,6 +34,38 @@ void check_dense_inner(const TensorView& t, const char* name) {
                  t.describe());
 }
 
+// logits is float32 or bfloat16, [S, N] or, with compressed rows, [S, max_seqlen_k].
+void check_logits(const TensorView& logits, int max_seqlen_k, bool clean_logits) {
+    const char* layout = max_seqlen_k > 0 ? "[S, max_seqlen_k]" : "[S, N]";
+    MQAJIT_CHECK(logits.data != nullptr, "logits is a null pointer; pass device memory holding float32 {}", layout);
+    MQAJIT_CHECK(logits.dtype == DType::float32 || logits.dtype == DType::bfloat16,
+                 "logits has dtype {}; it must be float32 (or bfloat16) {}", to_string(logits.dtype), layout);
+    MQAJIT_CHECK(max_seqlen_k >= 0, "max_seqlen_k is {}; it must be 0 (dense [S, N] rows) or a positive count",
+                 max_seqlen_k);
+    MQAJIT_CHECK(max_seqlen_k == 0 || !clean_logits,
+                 "compressed rows (max_seqlen_k = {}) need clean_logits=False: a compressed row has no columns "
+                 "outside its window to fill with -inf",
+                 max_seqlen_k);
+    MQAJIT_CHECK(logits.rank == 2, "logits has {} dimensions ({}); it must be {} {}", logits.rank, logits.describe(),
+                 to_string(logits.dtype), layout);
+    for (int dim = 0; dim < 2; ++dim) {
+        MQAJIT_CHECK(logits.size(dim) >= 1 && logits.size(dim) <= kMaxIndex,
+                     "logits dimension {} is {}; sizes must be 1 to {}", dim, logits.size(dim), kMaxIndex);
+    }
+}
+
+// NOTES: bf16 logits and compressed rows are in the API and checked like the rest, but no kernel
+// writes them yet; this is the one place that refuses them, to be removed with the kernel support.
+void refuse_what_the_kernels_lack(const TensorView& logits, int max_seqlen_k) {
+    MQAJIT_CHECK_KIND(unsupported, logits.dtype != DType::bfloat16,
+                      "bfloat16 logits are not supported yet by the kernels; pass float32 logits "
+                      "(logits_dtype=torch.float32)");
+    MQAJIT_CHECK_KIND(unsupported, max_seqlen_k == 0,
+                      "compressed rows (max_seqlen_k = {}) are not supported yet by the kernels; pass "
+                      "max_seqlen_k=0 for dense [S, N] rows",
+                      max_seqlen_k);
+}
+
 bool aligned(const void* pointer, std::uintptr_t bytes) {
     return reinterpret_cast<std::uintptr_t>(pointer) % bytes == 0;
 }
@@ -42,14 +74,14 @@ bool aligned(const void* pointer, std::uintptr_t bytes) {
 
 MqaLogitsArgs make_mqa_logits_args(const TensorView& q, const TensorView& kv, const TensorView& kv_scales,
                                    const TensorView& weights, const TensorView& cu_starts, const TensorView& cu_ends,
-                                   const TensorView& logits, bool clean_logits) {
+                                   const TensorView& logits, bool clean_logits, int max_seqlen_k) {
     check_tensor(q, "q", DType::float8_e4m3, 3, "[S, H, D]");
     check_tensor(kv, "kv", DType::float8_e4m3, 2, "[N, D]");
     check_tensor(kv_scales, "kv_scales", DType::float32, 1, "[N]");
     check_tensor(weights, "weights", DType::float32, 2, "[S, H]");
     check_tensor(cu_starts, "cu_starts", DType::int32, 1, "[S]");
     check_tensor(cu_ends, "cu_ends", DType::int32, 1, "[S]");
-    check_tensor(logits, "logits", DType::float32, 2, "[S, N]");
+    check_logits(logits, max_seqlen_k, clean_logits);
 
     const std::int64_t s = q.size(0), h = q.size(1), d = q.size(2), n = kv.size(0);
     MQAJIT_CHECK_KIND(unsupported, h == 32 || h == 64, "q has {} heads; supported: 32 (GLM-5) and 64 (DeepSeek-V3.2)",
@@ -62,7 +94,8 @@ MqaLogitsArgs make_mqa_logits_args(const TensorView& q, const TensorView& kv, co
     check_size(cu_starts, "cu_starts", 0, s, "S from q");
     check_size(cu_ends, "cu_ends", 0, s, "S from q");
     check_size(logits, "logits", 0, s, "S from q");
-    check_size(logits, "logits", 1, n, "N from kv");
+    const std::int64_t columns = max_seqlen_k > 0 ? max_seqlen_k : n;
+    check_size(logits, "logits", 1, columns, max_seqlen_k > 0 ? "max_seqlen_k (compressed rows)" : "N from kv");
 
     const std::pair<const TensorView*, const char*> named[] = {
         {&q, "q"}, {&kv, "kv"}, {&kv_scales, "kv_scales"}, {&weights, "weights"},
@@ -75,15 +108,19 @@ MqaLogitsArgs make_mqa_logits_args(const TensorView& q, const TensorView& kv, co
     MQAJIT_CHECK(kv.stride(0) >= d && kv.stride(0) % 16 == 0,
                  "kv is {}: the row stride must be >= D = {} and a multiple of 16 bytes", kv.describe(), d);
     MQAJIT_CHECK(weights.stride(0) >= h, "weights is {}: the row stride must be >= H = {}", weights.describe(), h);
-    MQAJIT_CHECK(logits.stride(0) >= n,
-                 "logits is {}: the row stride must be >= N = {} (padded rows are fine, overlapping rows are not)",
-                 logits.describe(), n);
+    MQAJIT_CHECK(logits.stride(0) >= columns,
+                 "logits is {}: the row stride must be >= {} = {} (padded rows are fine, overlapping rows are not)",
+                 logits.describe(), max_seqlen_k > 0 ? "max_seqlen_k" : "N", columns);
     MQAJIT_CHECK(aligned(q.data, 16) && aligned(kv.data, 16), "q and kv must start on 16-byte boundaries (got {} and {})",
                  q.data, kv.data);
-    MQAJIT_CHECK(aligned(kv_scales.data, 4) && aligned(weights.data, 4) && aligned(logits.data, 4) &&
-                     aligned(cu_starts.data, 4) && aligned(cu_ends.data, 4),
-                 "kv_scales, weights, cu_starts, cu_ends and logits must be 4-byte aligned");
+    MQAJIT_CHECK(aligned(kv_scales.data, 4) && aligned(weights.data, 4) && aligned(cu_starts.data, 4) &&
+                     aligned(cu_ends.data, 4),
+                 "kv_scales, weights, cu_starts and cu_ends must be 4-byte aligned");
+    MQAJIT_CHECK(aligned(logits.data, static_cast<std::uintptr_t>(element_size_bytes(logits.dtype))),
+                 "logits must be aligned to its element size ({} bytes for {})", element_size_bytes(logits.dtype),
+                 to_string(logits.dtype));
     MQAJIT_CHECK(s * logits.stride(0) < (std::int64_t{1} << 62), "logits is too large to index");
+    refuse_what_the_kernels_lack(logits, max_seqlen_k);
 
     MqaLogitsArgs args;
     args.shape = ProblemShape{.heads = static_cast<int>(h), .head_dim = static_cast<int>(d), .seq_len = s,

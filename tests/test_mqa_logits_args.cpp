@@ -134,3 +134,56 @@ TEST_CASE("mqa_logits: a negative kv_splits is refused before anything else happ
     CHECK(message.find("kv_splits") != std::string::npos);
     CHECK(message.find("-2") != std::string::npos);
 }
+
+TEST_CASE("mqa_logits args: bf16 logits and compressed rows are checked, then refused until the kernels write them") {
+    ErrorKind kind = ErrorKind::internal;
+    {
+        Args a;
+        a.logits = TensorView::contiguous(fake(7), DType::bfloat16, {4, 100});
+        CHECK(error_of(a, &kind).find("bfloat16 logits are not supported yet by the kernels") != std::string::npos);
+        CHECK(kind == ErrorKind::unsupported);
+    }
+    {
+        Args a;  // a bad bf16 view is still a bad view
+        a.logits = TensorView::contiguous(fake(7), DType::bfloat16, {4, 99});
+        CHECK(error_of(a, &kind).find("N from kv") != std::string::npos);
+        CHECK(kind == ErrorKind::invalid_argument);
+    }
+    {
+        Args a;
+        a.logits = TensorView::contiguous(fake(7), DType::int32, {4, 100});
+        CHECK(error_of(a).find("logits has dtype int32; it must be float32 (or bfloat16)") != std::string::npos);
+    }
+    const auto compressed_error = [](const Args& a, int max_seqlen_k, bool clean_logits, ErrorKind* kind) {
+        try {
+            make_mqa_logits_args(a.q, a.kv, a.kv_scales, a.weights, a.cu_starts, a.cu_ends, a.logits, clean_logits,
+                                 max_seqlen_k);
+        } catch (const Error& e) {
+            *kind = e.kind();
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    Args a;
+    a.logits = TensorView::contiguous(fake(7), DType::float32, {4, 16});
+    CHECK(compressed_error(a, 16, false, &kind).find("compressed rows (max_seqlen_k = 16) are not supported yet") !=
+          std::string::npos);
+    CHECK(kind == ErrorKind::unsupported);
+    CHECK(compressed_error(a, 16, true, &kind).find("need clean_logits=False") != std::string::npos);
+    CHECK(kind == ErrorKind::invalid_argument);
+    CHECK(compressed_error(a, 17, false, &kind).find("max_seqlen_k (compressed rows) = 17") != std::string::npos);
+    CHECK(compressed_error(a, -1, false, &kind).find("max_seqlen_k is -1") != std::string::npos);
+    // Dense rows are checked against N, as before.
+    CHECK(compressed_error(a, 0, false, &kind).find("N from kv = 100") != std::string::npos);
+}
+
+TEST_CASE("mqa_logits: a negative num_sms is refused before anything else happens") {
+    const Args a;
+    std::string message;
+    try {
+        mqa_logits(a.q, a.kv, a.kv_scales, a.weights, a.cu_starts, a.cu_ends, a.logits, MqaLogitsOptions{.num_sms = -1});
+    } catch (const Error& e) {
+        message = e.what();
+    }
+    CHECK(message.find("options.num_sms must be 0 (all) or a positive count; got -1") != std::string::npos);
+}

@@ -1,12 +1,17 @@
 // The wgmma family's KV split rule (codegen/sm90_family.cpp): no split without tiles, within
-// [1, tiles], and splitting only where the persistent grid would otherwise idle.
+// [1, tiles], and splitting only where the persistent grid would otherwise idle; the SM cap.
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 
+#include "codegen/families.hpp"
 #include "codegen/sm90_family.hpp"
+#include "codegen/templates/mqa_logits_params.cuh"
+#include "tests/runtime_fakes.hpp"
+#include "variants/variant.hpp"
 
 using namespace mqajit;
 
@@ -52,4 +57,28 @@ TEST_CASE("sm90 splits: the automatic rule") {
     // Few q-blocks and long rows: split until the 132 blocks all have work.
     CHECK(sm90_kv_splits(1, 938, 132) >= 100);
     CHECK(sm90_kv_splits(64, 938, 132) >= 2);
+}
+
+TEST_CASE("sm90 plan: num_sms caps the persistent grid and the split model") {
+    testing::FakeDevice device;  // 132 SMs
+    const Variant variant = Variant::parse("wgmma64x128x32_bkv128_r4_w2_lds4");
+    const auto plan_for = [&](std::int64_t seq_len, std::int64_t seq_len_kv, int num_sms) {
+        MqaLogitsParams params{};
+        const ProblemShape shape{.heads = 32, .head_dim = 128, .seq_len = seq_len, .seq_len_kv = seq_len_kv,
+                                 .num_sms = num_sms};
+        return sm90_wgmma_family().plan(variant, shape, device, params);
+    };
+    for (const int cap : {1, 20, 78, 131}) {
+        for (const std::int64_t seq_len : {256, 4096}) {
+            const LaunchPlan plan = plan_for(seq_len, 16384, cap);
+            INFO("cap ", cap, " S ", seq_len);
+            const std::int64_t q_blocks = (seq_len + variant.rows - 1) / variant.rows;
+            CHECK(plan.num_kv_splits == sm90_kv_splits(q_blocks, 16384 / variant.bkv, cap));
+            CHECK(plan.config.grid_x == std::min<std::int64_t>(q_blocks * plan.num_kv_splits, cap));
+            CHECK(plan.config.grid_x <= static_cast<unsigned>(cap));
+        }
+    }
+    CHECK(plan_for(4096, 16384, 0).config.grid_x == 132);    // 0: all of them
+    CHECK(plan_for(4096, 16384, 500).config.grid_x == 132);  // more than the device has: all of them
+    CHECK(plan_for(1, 128, 78).config.grid_x == 1);          // one unit needs one block, cap or not
 }

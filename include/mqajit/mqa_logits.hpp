@@ -25,6 +25,16 @@ struct MqaLogitsOptions {
     // the sm_90a wgmma family (rounded so no split is empty) and ignored by the others; it is for
     // experiments and tuning, results are identical for any count.
     int kv_splits = 0;
+    // Multiprocessors the call may use. 0: all of them. A positive count caps the persistent grid
+    // of the sm_90a wgmma family (and its split model), for engines that keep SMs for other work
+    // (DeepGEMM's set_num_sms); a count above the device's means all. The other families launch one
+    // block per unit and ignore it.
+    int num_sms = 0;
+    // 0: dense rows, logits is [S, N] and row i holds logits[i, j] at column j. A positive count:
+    // compressed rows, logits is [S, max_seqlen_k] and row i holds logits[i, cu_starts[i] + c] at
+    // column c < max_seqlen_k; needs clean_logits = false. (Not supported yet by the kernels: the
+    // call is refused with Error(unsupported).)
+    int max_seqlen_k = 0;
     DispatchReport* report = nullptr;
 };
 
@@ -33,7 +43,9 @@ struct MqaLogitsOptions {
 // kv_scales:  float32 [N], dense
 // weights:    float32 [S, H], h dense
 // cu_starts:  int32 [S], dense;  cu_ends: int32 [S], dense
-// logits:     float32 [S, N], n dense, row stride >= N (padded rows are fine)
+// logits:     float32 [S, N], n dense, row stride >= N (padded rows are fine); [S, max_seqlen_k]
+//             with compressed rows. bfloat16 logits are part of the contract but not supported
+//             yet by the kernels (Error(unsupported)).
 // All pointers are device memory of the current context. The call is asynchronous on `stream`,
 // never synchronizes, and allocates nothing after the first call for a shape (graph-capturable).
 // Bad input raises mqajit::Error (invalid_argument) before anything is launched.
@@ -42,9 +54,11 @@ void mqa_logits(const TensorView& q, const TensorView& kv, const TensorView& kv_
                 const TensorView& logits, const MqaLogitsOptions& options = {});
 
 // The same operator computed by an obviously correct kernel (fp32 on CUDA cores, one thread per
-// output): slow, for checking results. Same argument rules as mqa_logits().
+// output): slow, for checking results. Same argument rules as mqa_logits(); max_seqlen_k as in
+// MqaLogitsOptions.
 void mqa_logits_reference(const TensorView& q, const TensorView& kv, const TensorView& kv_scales,
                           const TensorView& weights, const TensorView& cu_starts, const TensorView& cu_ends,
-                          const TensorView& logits, bool clean_logits = true, void* stream = nullptr);
+                          const TensorView& logits, bool clean_logits = true, void* stream = nullptr,
+                          int max_seqlen_k = 0);
 
 }  // namespace mqajit

@@ -8,7 +8,7 @@
 
 namespace mqajit {
 
-enum class DType { float8_e4m3, float32, int32 };
+enum class DType { float8_e4m3, float32, int32, bfloat16 };
 
 std::string to_string(DType dtype);
 std::int64_t element_size_bytes(DType dtype);

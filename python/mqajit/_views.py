@@ -16,8 +16,25 @@ EXPECTED = {
 
 # torch's dtype names -> the library's (mqajit::to_string(DType)); others pass through by name
 # and the binding says which dtypes it takes.
-_DTYPE_NAMES = {"torch.float8_e4m3fn": "float8_e4m3", "torch.float32": "float32", "torch.int32": "int32"}
+_DTYPE_NAMES = {"torch.float8_e4m3fn": "float8_e4m3", "torch.float32": "float32", "torch.int32": "int32",
+                "torch.bfloat16": "bfloat16"}
 _dtype_name_cache = {}
+
+
+def unsupported(message):
+    """A ValueError of the library's kind 'unsupported', for refusals made in Python."""
+    error = ValueError(message)
+    error.kind = "unsupported"
+    return error
+
+
+def logits_dtype(hooks, dtype):
+    """The dtype logits are allocated in: float32 (None) or bfloat16."""
+    if dtype is None or dtype is hooks.float32:
+        return hooks.float32
+    if dtype is hooks.bfloat16:
+        return dtype
+    raise ValueError(f"logits_dtype is {dtype}; mqajit writes torch.float32 or torch.bfloat16 logits")
 
 
 def require_present(name, tensor):

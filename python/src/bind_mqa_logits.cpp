@@ -33,12 +33,14 @@ Views views_from(py::handle q, py::handle kv, py::handle kv_scales, py::handle w
 
 py::object run_mqa_logits(py::handle q, py::handle kv, py::handle kv_scales, py::handle weights, py::handle cu_starts,
                           py::handle cu_ends, py::handle logits, bool clean_logits, std::uintptr_t stream,
-                          std::string variant, bool report) {
+                          std::string variant, bool report, int max_seqlen_k, int num_sms) {
     const Views views = views_from(q, kv, kv_scales, weights, cu_starts, cu_ends, logits);
     DispatchReport dispatch_report;
     const MqaLogitsOptions options{.clean_logits = clean_logits,
                                    .stream = reinterpret_cast<void*>(stream),
                                    .variant = std::move(variant),
+                                   .num_sms = num_sms,
+                                   .max_seqlen_k = max_seqlen_k,
                                    .report = report ? &dispatch_report : nullptr};
     {
         py::gil_scoped_release released;
@@ -50,19 +52,21 @@ py::object run_mqa_logits(py::handle q, py::handle kv, py::handle kv_scales, py:
 }
 
 void run_reference(py::handle q, py::handle kv, py::handle kv_scales, py::handle weights, py::handle cu_starts,
-                   py::handle cu_ends, py::handle logits, bool clean_logits, std::uintptr_t stream) {
+                   py::handle cu_ends, py::handle logits, bool clean_logits, std::uintptr_t stream,
+                   int max_seqlen_k) {
     const Views views = views_from(q, kv, kv_scales, weights, cu_starts, cu_ends, logits);
     py::gil_scoped_release released;
     mqa_logits_reference(views.q, views.kv, views.kv_scales, views.weights, views.cu_starts, views.cu_ends,
-                         views.logits, clean_logits, reinterpret_cast<void*>(stream));
+                         views.logits, clean_logits, reinterpret_cast<void*>(stream), max_seqlen_k);
 }
 
 constexpr const char* kMqaLogitsDoc = R"(Computes MQA logits into `logits`, asynchronously on `stream`.
 
 Each tensor is a (data_ptr, dtype, shape, strides) tuple of device memory in the current CUDA
-context (strides in elements; dtype "float8_e4m3", "float32" or "int32"). `stream` is a CUstream
-as an int (0: the legacy default stream). `variant`: "" lets the tuning table decide, "baseline"
-picks the pre-built kernel, anything else names a variant. With report=True, returns
+context (strides in elements; dtype "float8_e4m3", "float32", "int32" or "bfloat16"). `stream` is
+a CUstream as an int (0: the legacy default stream). `variant`: "" lets the tuning table decide,
+"baseline" picks the pre-built kernel, anything else names a variant. `max_seqlen_k` and `num_sms`
+are MqaLogitsOptions' (0: dense rows, all SMs). With report=True, returns
 {"kernel": ..., "reason": ...} saying what served the call; otherwise None.
 Bad input raises ValueError before anything is launched.)";
 
@@ -71,9 +75,9 @@ Bad input raises ValueError before anything is launched.)";
 void bind_mqa_logits(py::module_& module) {
     module.def("mqa_logits", &run_mqa_logits, "q"_a, "kv"_a, "kv_scales"_a, "weights"_a, "cu_starts"_a, "cu_ends"_a,
                "logits"_a, py::kw_only(), "clean_logits"_a = true, "stream"_a = 0, "variant"_a = "",
-               "report"_a = false, kMqaLogitsDoc);
+               "report"_a = false, "max_seqlen_k"_a = 0, "num_sms"_a = 0, kMqaLogitsDoc);
     module.def("mqa_logits_reference", &run_reference, "q"_a, "kv"_a, "kv_scales"_a, "weights"_a, "cu_starts"_a,
-               "cu_ends"_a, "logits"_a, py::kw_only(), "clean_logits"_a = true, "stream"_a = 0,
+               "cu_ends"_a, "logits"_a, py::kw_only(), "clean_logits"_a = true, "stream"_a = 0, "max_seqlen_k"_a = 0,
                "The same operator from the slow fp32 reference kernel, for checking results.");
 }
 

@@ -21,6 +21,8 @@ PyObject* python_type_for(ErrorKind kind) {
     }
 }
 
+}  // namespace
+
 void raise_python_error(const Error& error) {
     PyObject* type = python_type_for(error.kind());
     PyObject* exception = PyObject_CallFunction(type, "s", error.what());
@@ -34,8 +36,6 @@ void raise_python_error(const Error& error) {
     PyErr_SetObject(type, exception);
     Py_DECREF(exception);
 }
-
-}  // namespace
 
 void bind_errors(pybind11::module_&) {
     pybind11::register_exception_translator([](std::exception_ptr pending) {

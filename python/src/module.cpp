@@ -1,4 +1,5 @@
-// mqajit._mqajit: the C++ half of the Python package. It needs no torch: tensors arrive as
+// mqajit._mqajit: the C++ half of the Python package. It needs no torch: the fast call reads
+// tensors through the CPython API (fast_call.cpp), and the checked path hands over
 // (data_ptr, dtype, shape, strides) tuples that python/mqajit/_views.py makes from torch tensors.
 
 #include "python/src/bindings.hpp"
@@ -12,4 +13,6 @@ PYBIND11_MODULE(_mqajit, module) {
     mqajit::python::bind_status(module);
     mqajit::python::bind_mqa_logits(module);
     mqajit::python::bind_tuning(module);
+    mqajit::python::bind_torch_hooks(module);
+    mqajit::python::bind_fast_call(module);
 }

@@ -14,7 +14,7 @@ namespace {
 
 namespace py = pybind11;
 
-constexpr DType kAllDTypes[] = {DType::float8_e4m3, DType::float32, DType::int32};
+constexpr DType kAllDTypes[] = {DType::float8_e4m3, DType::float32, DType::int32, DType::bfloat16};
 
 DType dtype_from(const char* name, const std::string& text) {
     for (DType dtype : kAllDTypes) {
@@ -22,7 +22,7 @@ DType dtype_from(const char* name, const std::string& text) {
     }
     MQAJIT_FAIL(invalid_argument,
                 "{} has dtype {}, which mqajit does not take: q and kv are float8_e4m3 (torch.float8_e4m3fn), "
-                "kv_scales, weights and logits float32, cu_starts and cu_ends int32",
+                "kv_scales and weights float32, cu_starts and cu_ends int32, logits float32 (or bfloat16)",
                 name, text);
 }
 

@@ -289,4 +289,5 @@ if __name__ == "__main__":
     if reason is not None:
         print(f"SKIPPED Python GPU tests: {reason}")
         sys.exit(SKIP_EXIT_CODE)
-    sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
+    surface = str(Path(__file__).with_name("test_gpu_surface.py"))
+    sys.exit(pytest.main([__file__, surface, "-q", "-p", "no:cacheprovider"]))

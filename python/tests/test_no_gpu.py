@@ -15,34 +15,9 @@ from pathlib import Path
 import mqajit
 from mqajit import _arguments, _mqajit
 
-try:
-    import pytest
-except ImportError:
-    pytest = None
+from helpers import expect_error, main, skip
 
 SOURCE_DIR = Path(__file__).resolve().parents[2]
-
-
-class Skipped(Exception):
-    pass
-
-
-def skip(reason):
-    if pytest is not None:
-        pytest.skip(reason)
-    raise Skipped(reason)
-
-
-def expect_error(error_type, call, *fragments):
-    """Runs `call`, which must raise `error_type` whose message holds every fragment."""
-    try:
-        call()
-    except error_type as error:
-        message = str(error)
-        for fragment in fragments:
-            assert fragment in message, f"{fragment!r} not in the message {message!r}"
-        return error
-    raise AssertionError(f"no {error_type.__name__} was raised")
 
 
 # Views of a GLM-5-like problem at made-up (but aligned) addresses: the library checks every
@@ -81,8 +56,58 @@ def test_wrong_dtype_is_a_value_error_that_names_the_tensor():
 
 
 def test_dtype_mqajit_lacks_is_a_value_error_saying_what_it_takes():
+    expect_error(ValueError, call_with(kv=(0x200000, "float16", (N, D), (D, 1))),
+                 "kv has dtype float16", "torch.float8_e4m3fn")
     expect_error(ValueError, call_with(kv=(0x200000, "bfloat16", (N, D), (D, 1))),
-                 "kv has dtype bfloat16", "torch.float8_e4m3fn")
+                 "kv has dtype bfloat16; it must be float8_e4m3")
+
+
+def test_bf16_logits_and_compressed_rows_reach_the_library_which_refuses_them_for_now():
+    error = expect_error(ValueError, call_with(logits=(0x700000, "bfloat16", (S, N), (128, 1))),
+                         "bfloat16 logits are not supported yet by the kernels")
+    assert error.kind == "unsupported"
+    compressed = (0x700000, "float32", (S, 16), (128, 1))
+    expect_error(ValueError, call_with(logits=compressed), "N from kv")
+    views = {**good_views(), "logits": compressed}
+    error = expect_error(ValueError, lambda: _mqajit.mqa_logits(**views, clean_logits=False, max_seqlen_k=16),
+                         "compressed rows (max_seqlen_k = 16) are not supported yet by the kernels")
+    assert error.kind == "unsupported"
+    expect_error(ValueError, lambda: _mqajit.mqa_logits(**views, max_seqlen_k=16), "need clean_logits=False")
+    expect_error(ValueError, lambda: _mqajit.mqa_logits_reference(**views, clean_logits=False, max_seqlen_k=16),
+                 "not supported yet by the kernels")
+
+
+def test_num_sms_reaches_the_library_and_the_setting_is_checked():
+    expect_error(ValueError, lambda: _mqajit.mqa_logits(**good_views(), num_sms=-1), "options.num_sms", "-1")
+    expect_error(ValueError, lambda: mqajit.set_num_sms(-2), "num_sms is -2")
+    expect_error(TypeError, lambda: mqajit.set_num_sms(1.5))
+    try:
+        if mqajit.runtime_status().gpu_available:
+            cu_num = mqajit.device_info()["cu_num"]
+            expect_error(ValueError, lambda: mqajit.set_num_sms(cu_num + 1), f"has {cu_num} SMs")
+            mqajit.set_num_sms(0)
+            assert mqajit.get_num_sms() == cu_num
+        else:
+            mqajit.set_num_sms(0)
+            expect_error(RuntimeError, mqajit.get_num_sms, "no GPU here to count SMs on")
+        mqajit.set_num_sms(7)
+        assert mqajit.get_num_sms() == 7 and _mqajit.num_sms_setting() == 7
+    finally:
+        mqajit.set_num_sms(0)
+    assert _mqajit.num_sms_setting() == 0
+
+
+def test_the_torch_op_is_registered_where_torch_has_custom_op_and_says_why_not_elsewhere():
+    registered, reason = mqajit.torch_op_available()
+    try:
+        import torch
+    except ImportError:
+        assert not registered and "torch is not installed" in reason
+        return
+    if hasattr(torch.library, "custom_op"):
+        assert registered and hasattr(torch.ops.mqajit, "mqa_logits"), reason
+    else:
+        assert not registered and "custom_op" in reason, reason
 
 
 def test_mismatched_shapes_are_value_errors_that_name_both_sides():
@@ -253,21 +278,5 @@ def test_installed_package_imports_from_its_prefix_alone():
         assert message == mqajit.runtime_status().message
 
 
-def main():
-    failures = 0
-    for name, test in sorted(globals().items()):
-        if not name.startswith("test_") or not callable(test):
-            continue
-        try:
-            test()
-            print(f"PASSED  {name}")
-        except Skipped as reason:
-            print(f"SKIPPED {name}: {reason}")
-        except Exception as error:  # report every failure, then fail the run
-            failures += 1
-            print(f"FAILED  {name}: {type(error).__name__}: {error}")
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    main(globals())

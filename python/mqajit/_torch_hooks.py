@@ -1,0 +1,59 @@
+"""What the fast call takes from torch, handed to the extension so that it neither links nor
+imports torch: the dtype objects, torch.empty_strided, and getters of the current device and of
+a device's current stream. Tests install fakes with install()."""
+
+import sys
+import types
+
+from . import _mqajit
+
+_hooks = None
+
+
+def _import_torch(function_name):
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        return torch
+    try:
+        import torch as torch_module
+    except ImportError as error:
+        raise RuntimeError(f"mqajit.{function_name} takes torch tensors, but PyTorch is not importable "
+                           f"here ({error}); install torch, or call mqajit._mqajit.{function_name} "
+                           "with (data_ptr, dtype, shape, strides) tuples") from None
+    return torch_module
+
+
+def load(function_name="mqa_logits"):
+    """The hooks from the real torch; RuntimeError when torch is not importable."""
+    torch = _import_torch(function_name)
+    # NOTES: torch._C's getters skip torch.cuda's Python wrappers (a Stream object per call); where
+    # a torch build lacks them, the public functions do the same, slower.
+    current_device = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
+    current_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if current_raw_stream is None:
+        def current_raw_stream(index):
+            return torch.cuda.current_stream(index).cuda_stream
+    return types.SimpleNamespace(
+        float8_e4m3fn=getattr(torch, "float8_e4m3fn", None),  # absent before torch 2.1
+        float32=torch.float32, int32=torch.int32, bfloat16=torch.bfloat16,
+        empty_strided=torch.empty_strided, current_device=current_device, current_raw_stream=current_raw_stream,
+        device=lambda index: torch.device("cuda", index), device_guard=torch.cuda.device)
+
+
+def get(function_name):
+    """The hooks in use, loaded on first use."""
+    global _hooks
+    if _hooks is None:
+        _hooks = load(function_name)
+    return _hooks
+
+
+def install(hooks):
+    """Uses `hooks` (attributes as load() makes them) from now on, in Python and in the extension;
+    None goes back to loading the real torch's on the next call."""
+    global _hooks
+    _hooks = hooks
+    _mqajit._install_torch_hooks(hooks)
+
+
+_mqajit._set_torch_hooks_loader(lambda: get("mqa_logits"))

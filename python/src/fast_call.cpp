@@ -1,0 +1,247 @@
+#include "python/src/fast_call.hpp"
+
+#include <atomic>
+#include <climits>
+#include <cstdint>
+#include <exception>
+#include <string>
+
+#include "mqajit/mqa_logits.hpp"
+#include "python/src/bindings.hpp"
+#include "python/src/owned.hpp"
+#include "python/src/tensor_reader.hpp"
+#include "python/src/torch_hooks.hpp"
+
+namespace mqajit::python {
+
+namespace {
+
+std::atomic<int> g_num_sms{0};
+
+// NOTES: logits rows we allocate start on 128-byte boundaries, so each warp's row stores begin on
+// a cache line; the returned view's stride(0) shows the padding (the checked path and the torch
+// op's fake implementation use the same rule, through logits_row_stride()).
+constexpr std::int64_t kRowAlignBytes = 128;
+
+enum class Outcome { done, checked_path, failed };
+
+class GilReleased {
+public:
+    GilReleased() : state_(PyEval_SaveThread()) {}
+    ~GilReleased() { PyEval_RestoreThread(state_); }
+    GilReleased(const GilReleased&) = delete;
+    GilReleased& operator=(const GilReleased&) = delete;
+
+private:
+    PyThreadState* state_;
+};
+
+struct Scalars {
+    bool clean_logits = true;
+    int max_seqlen_k = 0;
+    std::string variant;
+    DType logits_dtype = DType::float32;
+};
+
+// The non-tensor arguments, when each is of the plain type the fast path takes.
+bool read_scalars(const TorchHooks& hooks, const BoundCall& call, Scalars& scalars) {
+    const int clean = PyObject_IsTrue(call.clean_logits);
+    if (clean < 0) return false;
+    scalars.clean_logits = clean == 1;
+    if (call.max_seqlen_k != nullptr) {
+        if (!PyLong_Check(call.max_seqlen_k)) return false;
+        const long value = PyLong_AsLong(call.max_seqlen_k);
+        if ((value == -1 && PyErr_Occurred()) || value < INT_MIN || value > INT_MAX) return false;
+        scalars.max_seqlen_k = static_cast<int>(value);
+    }
+    if (call.variant != Py_None) {
+        Py_ssize_t size = 0;
+        const char* text = PyUnicode_Check(call.variant) ? PyUnicode_AsUTF8AndSize(call.variant, &size) : nullptr;
+        if (text == nullptr) return false;
+        scalars.variant.assign(text, static_cast<std::size_t>(size));
+    }
+    if (call.report != Py_None && !PyDict_Check(call.report)) return false;
+    if (call.logits_dtype != Py_None) {
+        const std::optional<DType> dtype = dtype_of(hooks, call.logits_dtype);
+        if (!dtype || (*dtype != DType::float32 && *dtype != DType::bfloat16) || call.out != Py_None) return false;
+        scalars.logits_dtype = *dtype;
+    }
+    return true;
+}
+
+// callable() as a long; false when the call fails or returns something else.
+bool call_for_long(PyObject* callable, long& value) {
+    Owned result(PyObject_CallNoArgs(callable));
+    if (!result || !PyLong_Check(result.get())) return false;
+    value = PyLong_AsLong(result.get());
+    return !(value == -1 && PyErr_Occurred());
+}
+
+// A CUstream as the int torch gives it; false (no error set) when the call fails or returns something else.
+bool call_for_stream(PyObject* callable, PyObject* device_index, void*& stream) {
+    Owned result(PyObject_CallOneArg(callable, device_index));
+    if (!result || !PyLong_Check(result.get())) return false;
+    stream = PyLong_AsVoidPtr(result.get());
+    return !PyErr_Occurred();
+}
+
+// torch.empty_strided((rows, columns), (row_stride, 1), dtype=..., device=...), viewed in `logits`.
+Outcome allocate_logits(const TorchHooks& hooks, long device, std::int64_t rows, std::int64_t columns, DType dtype,
+                        Owned& out, TensorView& logits) {
+    const std::int64_t row_stride = logits_row_stride(columns, element_size_bytes(dtype));
+    const Owned device_arg = device_object(hooks, device);
+    if (!device_arg) return Outcome::checked_path;
+    static PyObject* const keyword_names = Py_BuildValue("(ss)", "dtype", "device");
+    Owned sizes(Py_BuildValue("(LL)", static_cast<long long>(rows), static_cast<long long>(columns)));
+    Owned strides(Py_BuildValue("(Li)", static_cast<long long>(row_stride), 1));
+    if (!sizes || !strides || keyword_names == nullptr) return Outcome::failed;
+    PyObject* arguments[] = {nullptr, sizes.get(), strides.get(), dtype_object(hooks, dtype), device_arg.get()};
+    out.reset(PyObject_Vectorcall(hooks.empty_strided, arguments + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                  keyword_names));
+    if (!out) return Outcome::failed;  // e.g. out of memory: torch's own error, as an allocation in Python gives
+    logits.dtype = dtype;
+    logits.rank = 2;
+    logits.shape = {rows, columns, 0};
+    logits.strides = {row_stride, 1, 0};
+    return read_data_ptr(out.get(), logits.data) ? Outcome::done : Outcome::checked_path;
+}
+
+Outcome fill_report(PyObject* report, const DispatchReport& served) {
+    Owned kernel(PyUnicode_FromStringAndSize(served.kernel.data(), static_cast<Py_ssize_t>(served.kernel.size())));
+    Owned reason(PyUnicode_FromStringAndSize(served.reason.data(), static_cast<Py_ssize_t>(served.reason.size())));
+    if (!kernel || !reason || PyDict_SetItemString(report, "kernel", kernel.get()) < 0 ||
+        PyDict_SetItemString(report, "reason", reason.get()) < 0) {
+        return Outcome::failed;
+    }
+    return Outcome::done;
+}
+
+Outcome try_fast(const BoundCall& call, Owned& result) {
+    TorchHooks hooks;
+    Owned hooks_alive;
+    if (!torch_hooks(hooks, hooks_alive)) return Outcome::checked_path;
+    CudaTensor tensors[7];
+    for (int i = 0; i < 6; ++i) {
+        if (call.tensors[i] == nullptr || !read_cuda_tensor(hooks, call.tensors[i], tensors[i])) {
+            return Outcome::checked_path;
+        }
+    }
+    const long device = tensors[0].device;
+    for (int i = 1; i < 6; ++i) {
+        if (tensors[i].device != device) return Outcome::checked_path;
+    }
+    Scalars scalars;
+    if (!read_scalars(hooks, call, scalars)) {
+        PyErr_Clear();
+        return Outcome::checked_path;
+    }
+    Owned device_index(PyLong_FromLong(device));
+    long current_device = -1;
+    void* stream = nullptr;
+    // NOTES: the library runs in the calling thread's current CUDA context; when that is not the
+    // tensors' device, the checked path switches to it for the call.
+    if (!device_index || !call_for_long(hooks.current_device, current_device) ||
+        current_device != device || !call_for_stream(hooks.current_raw_stream, device_index.get(), stream)) {
+        PyErr_Clear();
+        return Outcome::checked_path;
+    }
+
+    Owned out;
+    if (call.out == Py_None) {
+        // The library checks the shapes; a malformed q or kv gets a 1-row or 1-column out it rejects.
+        const std::int64_t rows = tensors[0].view.rank >= 1 ? tensors[0].view.shape[0] : 1;
+        const std::int64_t kv_rows = tensors[1].view.rank >= 1 ? tensors[1].view.shape[0] : 1;
+        const std::int64_t columns = scalars.max_seqlen_k > 0 ? scalars.max_seqlen_k : kv_rows;
+        const Outcome allocated =
+            allocate_logits(hooks, device, rows, columns, scalars.logits_dtype, out, tensors[6].view);
+        if (allocated != Outcome::done) return allocated;
+    } else {
+        if (!read_cuda_tensor(hooks, call.out, tensors[6]) || tensors[6].device != device) {
+            return Outcome::checked_path;
+        }
+        out = Owned::borrow(call.out);
+    }
+
+    DispatchReport served;
+    const bool want_report = call.report != Py_None;
+    const MqaLogitsOptions options{.clean_logits = scalars.clean_logits,
+                                   .stream = stream,
+                                   .variant = std::move(scalars.variant),
+                                   .num_sms = num_sms_setting(),
+                                   .max_seqlen_k = scalars.max_seqlen_k,
+                                   .report = want_report ? &served : nullptr};
+    const TensorView& q = tensors[0].view;
+    try {
+        const GilReleased released;
+        if (call.reference) {
+            mqa_logits_reference(q, tensors[1].view, tensors[2].view, tensors[3].view, tensors[4].view,
+                                 tensors[5].view, tensors[6].view, options.clean_logits, options.stream,
+                                 options.max_seqlen_k);
+        } else {
+            mqa_logits(q, tensors[1].view, tensors[2].view, tensors[3].view, tensors[4].view, tensors[5].view,
+                       tensors[6].view, options);
+        }
+    } catch (const Error& error) {
+        raise_python_error(error);
+        return Outcome::failed;
+    } catch (const std::exception& error) {
+        PyErr_SetString(PyExc_RuntimeError, error.what());
+        return Outcome::failed;
+    }
+    if (want_report && fill_report(call.report, served) != Outcome::done) return Outcome::failed;
+    result = std::move(out);
+    return Outcome::done;
+}
+
+PyObject* zero() {
+    static PyObject* const value = PyLong_FromLong(0);  // NOTES: kept for the life of the process
+    return value;
+}
+
+PyObject* call_checked(const BoundCall& call) {
+    const auto or_none = [](PyObject* object) { return object ? object : Py_None; };
+    PyObject* arguments[] = {nullptr,
+                             call.function_name,
+                             or_none(call.tensors[0]),
+                             or_none(call.tensors[1]),
+                             or_none(call.tensors[2]),
+                             or_none(call.tensors[3]),
+                             or_none(call.tensors[4]),
+                             or_none(call.tensors[5]),
+                             call.clean_logits,
+                             call.out,
+                             call.max_seqlen_k ? call.max_seqlen_k : zero(),
+                             call.logits_dtype,
+                             call.variant,
+                             call.report,
+                             call.reference ? Py_True : Py_False};
+    constexpr std::size_t kCount = sizeof(arguments) / sizeof(arguments[0]) - 1;
+    const CheckedPaths& paths = checked_paths();
+    if (paths.bound == nullptr) {
+        PyErr_SetString(PyExc_RuntimeError, "mqajit's checked path is not installed (import mqajit, not mqajit._mqajit)");
+        return nullptr;
+    }
+    return PyObject_Vectorcall(paths.bound, arguments + 1, kCount | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+}
+
+}  // namespace
+
+std::int64_t logits_row_stride(std::int64_t columns, std::int64_t element_bytes) {
+    const std::int64_t align = kRowAlignBytes / element_bytes;
+    return (columns + align - 1) / align * align;
+}
+
+int num_sms_setting() { return g_num_sms.load(std::memory_order_relaxed); }
+void set_num_sms_setting(int num_sms) { g_num_sms.store(num_sms, std::memory_order_relaxed); }
+
+PyObject* call_bound(const BoundCall& call) {
+    Owned result;
+    switch (try_fast(call, result)) {
+        case Outcome::done: return result.release();
+        case Outcome::failed: return nullptr;
+        case Outcome::checked_path: break;
+    }
+    return call_checked(call);
+}
+
+}  // namespace mqajit::python

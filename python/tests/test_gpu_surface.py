@@ -1,0 +1,149 @@
+"""GPU tests of the call surface around mqa_logits: the fast path against the checked one,
+DeepGEMM's keywords, bf16 and compressed logits (skipped while the kernels refuse them), the SM
+cap, and the torch op under opcheck and torch.compile. test_gpu.py runs this file too (ctest
+python_gpu); the problems and the reference are test_gpu.py's."""
+
+import math
+
+from test_gpu import Problem, calc_diff, check, mqajit, pytest, pytestmark, torch, torch_reference  # noqa: F401
+
+
+def test_fast_and_checked_paths_give_the_same_bits_and_layout():
+    from mqajit import _checked
+    problem = Problem(300, 32, 5000, "random", seed=31)
+    for clean_logits in (True, False):
+        fast = mqajit.mqa_logits(*problem.arguments(), clean_logits)
+        checked = _checked.mqa_logits(*problem.arguments(), clean_logits)
+        torch.cuda.synchronize()
+        assert fast.stride() == checked.stride() and fast.dtype == checked.dtype == torch.float32
+        inside = torch_reference(problem, clean_logits)[1]
+        assert torch.equal(fast[inside], checked[inside])
+        if clean_logits:
+            assert torch.equal(fast, checked)
+    out = torch.full((300, 5000), math.nan, device="cuda")
+    assert mqajit.mqa_logits(*problem.arguments(), out=out) is out
+    torch.cuda.synchronize()
+    assert torch.equal(out, checked)
+
+
+def deepgemm_keywords(problem, **changes):
+    """A call as DeepGEMM's test makes it: every argument by keyword."""
+    keywords = dict(q=(problem.q, None), kv=(problem.kv, problem.kv_scales), weights=problem.weights,
+                    cu_seq_len_k_start=problem.cu_starts, cu_seq_len_k_end=problem.cu_ends, clean_logits=True,
+                    max_seqlen_k=0, logits_dtype=torch.float32)
+    keywords.update(changes)
+    return keywords
+
+
+def test_deepgemm_surface_matches_the_torch_reference():
+    problem = Problem(256, 64, 4096, "causal", seed=41)
+    expected, inside = torch_reference(problem)
+    check(mqajit.fp8_fp4_mqa_logits(**deepgemm_keywords(problem)), expected)
+    keywords = deepgemm_keywords(problem, q=problem.q, clean_logits=False)
+    del keywords["logits_dtype"]
+    unclean = mqajit.fp8_mqa_logits(**keywords)
+    torch.cuda.synchronize()
+    assert calc_diff(unclean[inside], expected[inside]) < 1e-5
+    positional = mqajit.fp8_fp4_mqa_logits((problem.q, None), (problem.kv, problem.kv_scales), problem.weights,
+                                           problem.cu_starts, problem.cu_ends, False)
+    torch.cuda.synchronize()
+    assert torch.equal(positional[inside], unclean[inside])
+    with pytest.raises(ValueError, match="selects FP4") as raised:
+        mqajit.fp8_fp4_mqa_logits(**deepgemm_keywords(problem, q=(problem.q, problem.kv_scales)))
+    assert raised.value.kind == "unsupported"
+
+
+def _or_skip_until_the_kernels_write_it(call):
+    try:
+        return call()
+    except ValueError as error:
+        if getattr(error, "kind", None) == "unsupported" and "not supported yet by the kernels" in str(error):
+            pytest.skip(str(error))
+        raise
+
+
+def test_bf16_logits_match_the_reference_once_the_kernels_write_them():
+    problem = Problem(200, 32, 3000, "random", seed=43)
+    expected, inside = torch_reference(problem)
+    logits = _or_skip_until_the_kernels_write_it(
+        lambda: mqajit.fp8_fp4_mqa_logits(**deepgemm_keywords(problem, logits_dtype=torch.bfloat16)))
+    torch.cuda.synchronize()
+    assert logits.dtype == torch.bfloat16 and tuple(logits.shape) == (200, 3000)
+    assert torch.equal(torch.isneginf(logits), torch.isneginf(expected))
+    assert calc_diff(logits[inside].float(), expected[inside]) < 1e-3  # bf16 rounding of each logit
+
+
+def test_compressed_rows_match_the_reference_once_the_kernels_write_them():
+    problem = Problem(300, 64, 4000, "packed", seed=47)
+    expected, inside = torch_reference(problem, clean_logits=False)
+    starts = problem.cu_starts.long().clamp(0, 4000)
+    lengths = (problem.cu_ends.long().clamp(0, 4000) - starts).clamp(min=0)
+    max_seqlen_k = int(lengths.max())
+    logits = _or_skip_until_the_kernels_write_it(lambda: mqajit.fp8_mqa_logits(
+        problem.q, (problem.kv, problem.kv_scales), problem.weights, problem.cu_starts, problem.cu_ends,
+        clean_logits=False, max_seqlen_k=max_seqlen_k))
+    torch.cuda.synchronize()
+    assert tuple(logits.shape) == (300, max_seqlen_k)
+    columns = torch.arange(max_seqlen_k, device="cuda")
+    valid = columns[None, :] < lengths[:, None]
+    source = (starts[:, None] + columns[None, :]).clamp(max=3999)
+    assert calc_diff(logits[valid], expected.gather(1, source)[valid]) < 1e-5
+
+
+def test_num_sms_caps_keep_the_results_bitwise():
+    problem = Problem(1024, 32, 8192, "causal", seed=53)
+    uncapped = mqajit.mqa_logits(*problem.arguments())
+    sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    try:
+        for cap in (1, 7, sms // 2, sms):
+            mqajit.set_num_sms(cap)
+            assert mqajit.get_num_sms() == cap
+            capped = mqajit.mqa_logits(*problem.arguments())
+            torch.cuda.synchronize()
+            assert torch.equal(capped, uncapped), f"num_sms={cap}"
+        with pytest.raises(ValueError, match="SMs"):
+            mqajit.set_num_sms(sms + 1)
+    finally:
+        mqajit.set_num_sms(0)
+    assert mqajit.get_num_sms() == sms
+
+
+def _op_or_skip():
+    registered, reason = mqajit.torch_op_available()
+    if not registered:
+        pytest.skip(reason)
+
+
+def test_the_torch_ops_fake_implementation_matches_the_real_output():
+    _op_or_skip()
+    problem = Problem(64, 32, 1000, "random", seed=59)
+    q, (kv, scales), weights, starts, ends = problem.arguments()
+    # NOTES: the fake implementation against the real output (shape, dtype, strides); the schema
+    # checks would compare float8 inputs with ops torch may not have for float8.
+    torch.library.opcheck(torch.ops.mqajit.mqa_logits.default, (q, kv, scales, weights, starts, ends, True),
+                          test_utils="test_faketensor")
+
+
+def test_torch_compile_traces_through_the_op():
+    _op_or_skip()
+    problem = Problem(256, 32, 4096, "causal", seed=61)
+    expected, inside = torch_reference(problem, clean_logits=False)
+
+    @torch.compile(fullgraph=True)
+    def windowed_sums(q, kv, kv_scales, weights, cu_starts, cu_ends, inside):
+        logits = torch.ops.mqajit.mqa_logits(q, kv, kv_scales, weights, cu_starts, cu_ends, False)
+        return logits, torch.where(inside, logits, 0.0).sum(dim=-1)
+
+    q, (kv, scales), weights, starts, ends = problem.arguments()
+    logits, sums = windowed_sums(q, kv, scales, weights, starts, ends, inside)
+    torch.cuda.synchronize()
+    assert calc_diff(logits[inside], expected[inside]) < 1e-5
+    assert logits.stride(0) % mqajit._ops.ROW_ALIGN_ELEMENTS == 0
+    assert torch.allclose(sums, torch.where(inside, expected, 0.0).sum(dim=-1), rtol=1e-4, atol=1e-3)
+
+    def cleaned_maximum(*arguments):
+        return torch.ops.mqajit.mqa_logits(*arguments, True).amax(dim=-1)
+
+    maximum = torch.compile(cleaned_maximum, fullgraph=True)(q, kv, scales, weights, starts, ends)
+    torch.cuda.synchronize()
+    assert torch.allclose(maximum, torch_reference(problem)[0].amax(dim=-1), rtol=1e-4, atol=1e-4)

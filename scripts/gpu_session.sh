@@ -2,7 +2,8 @@
 # One device-machine session: unpack the carried Debian packages, build, run the whole test suite
 # (GPU tests for real), check the SASS for QGMMA, AOT-compile every variant and run the benchmark.
 # Usage (on the device machine, from the repo root): scripts/gpu_session.sh [STEP...]
-#   steps: build test sass aot bench micro demo (default: all of them in that order)
+#   steps: build test sass aot bench micro demo (default: all of them in that order), and host:
+#   the Python host time per call (python/benchmarks/host_time.py, issue #12's bar)
 # Logs go to $OUT (or ./gpu-out when OUT is unset).
 set -uo pipefail
 out=${OUT:-$PWD/gpu-out}
@@ -41,5 +42,7 @@ for step in "${steps[@]}"; do
       build/tests/benchmarks/bench_dispatch --benchmark_min_time=0.2 --benchmark_repetitions=10 --benchmark_report_aggregates_only=true 2>&1 | tee "$out/bench_dispatch.txt" ;;
     demo)
       build/tools/mqajit demo 2>&1 | tee "$out/demo.txt" ;;
+    host)
+      PYTHONPATH=build/python OUT="$out" python3 python/benchmarks/host_time.py 2>&1 | tee "$out/host_time.txt" ;;
   esac
 done

@@ -181,7 +181,8 @@ TEST_CASE("mqa_logits: a negative num_sms is refused before anything else happen
     const Args a;
     std::string message;
     try {
-        mqa_logits(a.q, a.kv, a.kv_scales, a.weights, a.cu_starts, a.cu_ends, a.logits, MqaLogitsOptions{.num_sms = -1});
+        mqa_logits(a.q, a.kv, a.kv_scales, a.weights, a.cu_starts, a.cu_ends, a.logits,
+                   MqaLogitsOptions{.num_sms = -1});
     } catch (const Error& e) {
         message = e.what();
     }

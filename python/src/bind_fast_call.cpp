@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <iterator>
-#include <utility>
 
 #include "python/src/bindings.hpp"
 #include "python/src/fast_call.hpp"
@@ -20,15 +19,14 @@ namespace {
 namespace py = pybind11;
 using namespace py::literals;
 
-CheckedPaths g_checked;  // NOTES: module state, touched with the GIL held
-
 // Argument names in binding order. The two forms differ after kv: in the paired form
 // (q, (kv, kv_scales), weights, ...) every later positional argument moves one slot left.
 enum Slot { kKvScales, kWeights, kCuStarts, kCuEnds, kCleanLogits, kOut, kNumSlots };
 constexpr Slot kSeparate[] = {kKvScales, kWeights, kCuStarts, kCuEnds, kCleanLogits, kOut};
 constexpr Slot kPaired[] = {kWeights, kCuStarts, kCuEnds, kCleanLogits, kOut};
 constexpr const char* kSlotNames[kNumSlots] = {"kv_scales", "weights", "cu_starts", "cu_ends", "clean_logits", "out"};
-enum KeywordOnly { kVariant, kReport, kMaxSeqlenK, kLogitsDtype, kNumKeywordOnly };  // variant, report: not the reference's
+// variant and report are not the reference's.
+enum KeywordOnly { kVariant, kReport, kMaxSeqlenK, kLogitsDtype, kNumKeywordOnly };
 constexpr const char* kKeywordOnlyNames[kNumKeywordOnly] = {"variant", "report", "max_seqlen_k", "logits_dtype"};
 
 struct Interned {
@@ -206,17 +204,6 @@ Entry g_entries[] = {
 
 }  // namespace
 
-const CheckedPaths& checked_paths() { return g_checked; }
-
-PyObject* call_unbound(bool reference, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    PyObject* path = reference ? g_checked.unbound_reference : g_checked.unbound;
-    if (path == nullptr) {
-        PyErr_SetString(PyExc_RuntimeError, "mqajit's checked path is not installed (import mqajit, not mqajit._mqajit)");
-        return nullptr;
-    }
-    return PyObject_Vectorcall(path, args, static_cast<std::size_t>(nargs), kwnames);
-}
-
 void bind_fast_call(py::module_& module) {
     // NOTES: the fast entries are plain METH_FASTCALL functions, not pybind11 ones: pybind11's
     // argument dispatch would cost more than the rest of the binding's work together.
@@ -229,11 +216,7 @@ void bind_fast_call(py::module_& module) {
     module.def(
         "_set_checked_paths",
         [](py::object bound, py::object unbound, py::object unbound_reference) {
-            for (auto [target, value] : {std::pair{&g_checked.bound, bound}, std::pair{&g_checked.unbound, unbound},
-                                         std::pair{&g_checked.unbound_reference, unbound_reference}}) {
-                Py_XDECREF(*target);
-                *target = value.inc_ref().ptr();
-            }
+            set_checked_paths(bound.ptr(), unbound.ptr(), unbound_reference.ptr());
         },
         "bound"_a, "unbound"_a, "unbound_reference"_a,
         "The Python functions the fast entries hand unusual calls to (python/mqajit/_checked.py).");

@@ -18,6 +18,21 @@ namespace {
 
 std::atomic<int> g_num_sms{0};
 
+// NOTES: module state, touched with the GIL held.
+struct CheckedPaths {
+    Owned bound, unbound, unbound_reference;
+};
+CheckedPaths& checked_paths() {
+    static CheckedPaths* paths = new CheckedPaths;  // NOTES: never destroyed: it outlives the interpreter
+    return *paths;
+}
+
+PyObject* checked_path_missing() {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "mqajit's checked path is not installed (import mqajit, not mqajit._mqajit alone)");
+    return nullptr;
+}
+
 // NOTES: logits rows we allocate start on 128-byte boundaries, so each warp's row stores begin on
 // a cache line; the returned view's stride(0) shows the padding (the checked path and the torch
 // op's fake implementation use the same rule, through logits_row_stride()).
@@ -216,12 +231,9 @@ PyObject* call_checked(const BoundCall& call) {
                              call.report,
                              call.reference ? Py_True : Py_False};
     constexpr std::size_t kCount = sizeof(arguments) / sizeof(arguments[0]) - 1;
-    const CheckedPaths& paths = checked_paths();
-    if (paths.bound == nullptr) {
-        PyErr_SetString(PyExc_RuntimeError, "mqajit's checked path is not installed (import mqajit, not mqajit._mqajit)");
-        return nullptr;
-    }
-    return PyObject_Vectorcall(paths.bound, arguments + 1, kCount | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+    const Owned path = Owned::borrow(checked_paths().bound.get());
+    if (!path) return checked_path_missing();
+    return PyObject_Vectorcall(path.get(), arguments + 1, kCount | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
 }
 
 }  // namespace
@@ -233,6 +245,20 @@ std::int64_t logits_row_stride(std::int64_t columns, std::int64_t element_bytes)
 
 int num_sms_setting() { return g_num_sms.load(std::memory_order_relaxed); }
 void set_num_sms_setting(int num_sms) { g_num_sms.store(num_sms, std::memory_order_relaxed); }
+
+void set_checked_paths(PyObject* bound, PyObject* unbound, PyObject* unbound_reference) {
+    CheckedPaths& paths = checked_paths();
+    paths.bound = Owned::borrow(bound);
+    paths.unbound = Owned::borrow(unbound);
+    paths.unbound_reference = Owned::borrow(unbound_reference);
+}
+
+PyObject* call_unbound(bool reference, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+    CheckedPaths& paths = checked_paths();
+    const Owned path = Owned::borrow(reference ? paths.unbound_reference.get() : paths.unbound.get());
+    if (!path) return checked_path_missing();
+    return PyObject_Vectorcall(path.get(), args, static_cast<std::size_t>(nargs), kwnames);
+}
 
 PyObject* call_bound(const BoundCall& call) {
     Owned result;

@@ -31,12 +31,8 @@ PyObject* call_bound(const BoundCall& call);
 // The checked path's entry points (python/mqajit/_checked.py): `bound` takes BoundCall's fields
 // in order; `unbound` and `unbound_reference` take what mqa_logits() and mqa_logits_reference()
 // were given, to raise Python's own TypeError for a call that does not bind.
-struct CheckedPaths {
-    PyObject* bound = nullptr;
-    PyObject* unbound = nullptr;
-    PyObject* unbound_reference = nullptr;
-};
-const CheckedPaths& checked_paths();
+void set_checked_paths(PyObject* bound, PyObject* unbound, PyObject* unbound_reference);
+// The checked path of a call that did not bind, with the arguments as given.
 PyObject* call_unbound(bool reference, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
 
 // The row stride (in elements) of logits the binding allocates: rows start on 128-byte boundaries.

@@ -14,16 +14,14 @@ def test_fast_and_checked_paths_give_the_same_bits_and_layout():
     for clean_logits in (True, False):
         fast = mqajit.mqa_logits(*problem.arguments(), clean_logits)
         checked = _checked.mqa_logits(*problem.arguments(), clean_logits)
+        out = torch.full((300, 5000), math.nan, device="cuda")
+        assert mqajit.mqa_logits(*problem.arguments(), clean_logits, out) is out
         torch.cuda.synchronize()
         assert fast.stride() == checked.stride() and fast.dtype == checked.dtype == torch.float32
         inside = torch_reference(problem, clean_logits)[1]
-        assert torch.equal(fast[inside], checked[inside])
+        assert torch.equal(fast[inside], checked[inside]) and torch.equal(out[inside], checked[inside])
         if clean_logits:
-            assert torch.equal(fast, checked)
-    out = torch.full((300, 5000), math.nan, device="cuda")
-    assert mqajit.mqa_logits(*problem.arguments(), out=out) is out
-    torch.cuda.synchronize()
-    assert torch.equal(out, checked)
+            assert torch.equal(fast, checked) and torch.equal(out, checked)
 
 
 def deepgemm_keywords(problem, **changes):

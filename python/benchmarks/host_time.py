@@ -97,7 +97,12 @@ def run_gpu(arguments, results):
              (("q", q), ("kv", kv), ("kv_scales", kv_scales), ("weights", weights), ("cu_starts", cu_starts),
               ("cu_ends", cu_ends), ("out", out))]
     row_stride = out.stride(0)
+    without_library = _mqajit._fast_call_without_library
     parts = {
+        "fast path without the library call, out=None": lambda: without_library(
+            "mqa_logits", q, kv, kv_scales, weights, cu_starts, cu_ends, clean, None, 0, None, None, None, False),
+        "fast path without the library call, out=": lambda: without_library(
+            "mqa_logits", q, kv, kv_scales, weights, cu_starts, cu_ends, clean, out, 0, None, None, None, False),
         "torch.empty_strided (the allocation)": lambda: torch.empty_strided((S, N), (row_stride, 1),
                                                                             dtype=torch.float32, device=device),
         "torch._C._cuda_getCurrentRawStream": lambda: torch._C._cuda_getCurrentRawStream(device.index),
@@ -202,6 +207,18 @@ def run_fake(arguments, results):
         median, samples = per_call_us(failing(function), arguments.calls, arguments.repeats)
         report_line(name, median, samples)
         results["calls"][name] = {"median_us": median, "samples_us": samples}
+    print("the fast path without the library call (binding, reads of 7 fake tensors, stream, allocation):")
+    without_library = _mqajit._fast_call_without_library
+    parts = {
+        "out=None": lambda: without_library("mqa_logits", q, kv, scales, weights, starts, ends, True, None, 0, None,
+                                            None, None, False),
+        "out=": lambda: without_library("mqa_logits", q, kv, scales, weights, starts, ends, True, out, 0, None, None,
+                                        None, False),
+    }
+    for name, function in parts.items():
+        median, samples = per_call_us(function, arguments.calls, arguments.repeats)
+        report_line(name, median, samples)
+        results["parts"][name] = {"median_us": median, "samples_us": samples}
 
 
 def main():

@@ -130,13 +130,14 @@ PyObject* mqa_logits_reference_entry(PyObject*, PyObject* const* args, Py_ssize_
 
 // _fast_call(function_name, q, kv, kv_scales, weights, cu_starts, cu_ends, clean_logits, out,
 //            max_seqlen_k, logits_dtype, variant, report, reference): every name already bound.
-PyObject* fast_call_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+PyObject* bound_call(PyObject* const* args, Py_ssize_t nargs, bool skip_library) {
     constexpr Py_ssize_t kArity = 14;
     if (nargs != kArity) {
         PyErr_Format(PyExc_TypeError, "_fast_call() takes %zd positional arguments (%zd given)", kArity, nargs);
         return nullptr;
     }
     BoundCall call;
+    call.skip_library = skip_library;
     call.function_name = args[0];
     for (int i = 0; i < 6; ++i) call.tensors[i] = args[1 + i] == Py_None ? nullptr : args[1 + i];
     call.clean_logits = args[7];
@@ -149,6 +150,15 @@ PyObject* fast_call_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     if (reference < 0) return nullptr;
     call.reference = reference == 1;
     return call_bound(call);
+}
+
+PyObject* fast_call_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+    return bound_call(args, nargs, false);
+}
+
+// The same without the library call: what the binding itself costs (python/benchmarks/host_time.py).
+PyObject* fast_call_without_library_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+    return bound_call(args, nargs, true);
 }
 
 // NOTES: PyMethodDef stores every kind of C function as a PyCFunction; METH_FASTCALL says which it is.
@@ -200,6 +210,10 @@ Entry g_entries[] = {
       "_fast_call(function_name, q, kv, kv_scales, weights, cu_starts, cu_ends, clean_logits, out, max_seqlen_k, "
       "logits_dtype, variant, report, reference)\n--\n\nmqa_logits with every argument bound (for mqajit's "
       "wrappers)."}},
+    {"_fast_call_without_library",
+     {"_fast_call_without_library", as_c_function(&fast_call_without_library_entry), METH_FASTCALL,
+      "_fast_call_without_library(...)\n--\n\n_fast_call's binding, tensor reads, stream and allocation without "
+      "the library call, returning the logits tensor unwritten: what the binding costs, for benchmarks."}},
 };
 
 }  // namespace

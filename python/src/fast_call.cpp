@@ -186,6 +186,10 @@ Outcome try_fast(const BoundCall& call, Owned& result) {
                                    .max_seqlen_k = scalars.max_seqlen_k,
                                    .report = want_report ? &served : nullptr};
     const TensorView& q = tensors[0].view;
+    if (call.skip_library) {
+        result = std::move(out);
+        return Outcome::done;
+    }
     try {
         const GilReleased released;
         if (call.reference) {
@@ -266,6 +270,10 @@ PyObject* call_bound(const BoundCall& call) {
         case Outcome::done: return result.release();
         case Outcome::failed: return nullptr;
         case Outcome::checked_path: break;
+    }
+    if (call.skip_library) {
+        PyErr_SetString(PyExc_RuntimeError, "the fast path does not take this call: it would go to the checked path");
+        return nullptr;
     }
     return call_checked(call);
 }

@@ -15,6 +15,7 @@ namespace mqajit::python {
 struct BoundCall {
     PyObject* function_name = nullptr;  // a str, for the checked path's messages
     bool reference = false;             // the fp32 reference kernel instead of mqa_logits()
+    bool skip_library = false;          // everything but the library call, for python/benchmarks/host_time.py
     // q, kv, kv_scales, weights, cu_starts, cu_ends; nullptr: not given. All borrowed.
     PyObject* tensors[6] = {};
     PyObject* clean_logits = Py_True;

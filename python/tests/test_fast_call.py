@@ -81,6 +81,21 @@ def test_a_valid_call_takes_the_fast_path_allocates_padded_rows_and_reaches_the_
     assert mqajit._ops.ROW_ALIGN_ELEMENTS == 32
 
 
+def test_without_the_library_the_fast_path_returns_its_logits_unwritten():
+    torch = FakeTorch().install()
+    t = problem()
+    arguments = ("mqa_logits", *t.values(), True, None, 0, None, None, None, False)
+    with CheckedPathSpy() as spy:
+        logits = _mqajit._fast_call_without_library(*arguments)
+        out = FakeTensor(FLOAT32, (S, N))
+        assert _mqajit._fast_call_without_library(*arguments[:8], out, *arguments[9:]) is out
+        expect_error(RuntimeError, lambda: _mqajit._fast_call_without_library(*arguments[:2], None, *arguments[3:]),
+                     "would go to the checked path")
+    assert (spy.bound, spy.unbound) == (0, 0)
+    assert (logits.shape, logits.stride(), logits.dtype) == ((S, N), (ROW_STRIDE, 1), FLOAT32)
+    assert torch.allocations == [((S, N), (ROW_STRIDE, 1), FLOAT32, CUDA0)]
+
+
 def test_out_is_used_as_given():
     no_gpu_here()
     torch = FakeTorch().install()

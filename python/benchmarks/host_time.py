@@ -44,7 +44,7 @@ def run_gpu(arguments, results):
     import torch
 
     import mqajit
-    from mqajit import _checked, _mqajit, _views
+    from mqajit import _checked, _mqajit, _torch_hooks, _views
 
     S, N, H, D = arguments.seq_len, arguments.seq_len_kv, arguments.heads, 128
     device = torch.device("cuda", torch.cuda.current_device())
@@ -62,6 +62,8 @@ def run_gpu(arguments, results):
     torch.cuda.synchronize()
     print(f"{torch.cuda.get_device_name(device)}, torch {torch.__version__}, python {sys.version.split()[0]}")
     print(f"S={S} N={N} H={H} D={D} clean_logits={clean}: served by {report['kernel']} ({report['reason']})")
+    print(f"tensors read with {_torch_hooks.reader_status()}")
+    results["reader"] = _torch_hooks.reader_status()
     print(f"{arguments.calls} back-to-back calls, one synchronize at the end, median of {arguments.repeats}:")
 
     sync = torch.cuda.synchronize
@@ -113,6 +115,17 @@ def run_gpu(arguments, results):
         median, samples = per_call_us(function, arguments.calls, arguments.repeats, sync)
         report_line(name, median, samples)
         results["parts"][name] = {"median_us": median, "samples_us": samples}
+
+    if results["reader"].startswith("torch's C++ types"):
+        os.environ["MQAJIT_TORCH_READER"] = "0"
+        _torch_hooks.install(None)  # loaded again on the next call, without the torch reader
+        print("the same with tensors read with Python attributes (MQAJIT_TORCH_READER=0):")
+        for name in ("mqa_logits, out=None", "mqa_logits, out="):
+            median, samples = per_call_us(cases[name], arguments.calls, arguments.repeats, sync)
+            report_line(name, median, samples)
+            results["calls"][name + ", Python attributes"] = {"median_us": median, "samples_us": samples}
+        del os.environ["MQAJIT_TORCH_READER"]
+        _torch_hooks.install(None)
 
     gpu_us = graph_time_us(torch, lambda: mqajit.mqa_logits(q, pair, weights, cu_starts, cu_ends, clean, out),
                            arguments.calls)

@@ -104,6 +104,14 @@ bool call_for_stream(PyObject* callable, PyObject* device_index, void*& stream) 
 Outcome allocate_logits(const TorchHooks& hooks, long device, std::int64_t rows, std::int64_t columns, DType dtype,
                         Owned& out, TensorView& logits) {
     const std::int64_t row_stride = logits_row_stride(columns, element_size_bytes(dtype));
+    logits.dtype = dtype;
+    logits.rank = 2;
+    logits.shape = {rows, columns, 0};
+    logits.strides = {row_stride, 1, 0};
+    if (hooks.reader != nullptr) {
+        out.reset(hooks.reader->empty(rows, columns, row_stride, static_cast<int>(dtype), device, &logits.data));
+        return out ? Outcome::done : Outcome::failed;  // failed: torch's own error (out of memory)
+    }
     const Owned device_arg = device_object(hooks, device);
     if (!device_arg) return Outcome::checked_path;
     static PyObject* const keyword_names = Py_BuildValue("(ss)", "dtype", "device");
@@ -114,10 +122,6 @@ Outcome allocate_logits(const TorchHooks& hooks, long device, std::int64_t rows,
     out.reset(PyObject_Vectorcall(hooks.empty_strided, arguments + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                   keyword_names));
     if (!out) return Outcome::failed;  // e.g. out of memory: torch's own error, as an allocation in Python gives
-    logits.dtype = dtype;
-    logits.rank = 2;
-    logits.shape = {rows, columns, 0};
-    logits.strides = {row_stride, 1, 0};
     return read_data_ptr(out.get(), logits.data) ? Outcome::done : Outcome::checked_path;
 }
 

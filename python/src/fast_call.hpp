@@ -1,7 +1,8 @@
 #pragma once
 // One mqa_logits call on torch tensors, with its arguments already bound to names: read the
-// tensors (tensor_reader), allocate the logits (torch.empty_strided), take the current stream,
-// run the library with the GIL released. Anything the fast path does not take as it is (a missing
+// tensors (tensor_reader: torch's C++ types where the torch reader is loaded, else Python
+// attributes), allocate the logits (the reader, else torch.empty_strided), take the current
+// stream, run the library with the GIL released. Anything the fast path does not take as it is (a missing
 // or CPU tensor, tensors on a device that is not the current one, a report that is not a dict...)
 // goes to the checked path, python/mqajit/_checked.py, which raises the message that says what is
 // wrong or, where the call is valid, makes it the long way.

@@ -70,10 +70,21 @@ bool read_tensor(const TorchHooks& hooks, PyObject* object, CudaTensor& tensor) 
     return read_data_ptr(object, tensor.view.data);
 }
 
+bool read_with_torch(const TorchReader& reader, PyObject* object, CudaTensor& tensor) {
+    int dtype = 0;
+    if (reader.read(object, TensorView::kMaxRank, &tensor.view.data, &dtype, &tensor.view.rank,
+                    tensor.view.shape.data(), tensor.view.strides.data(), &tensor.device) != 1) {
+        return false;
+    }
+    tensor.view.dtype = static_cast<DType>(dtype);
+    return true;
+}
+
 }  // namespace
 
 bool read_cuda_tensor(const TorchHooks& hooks, PyObject* object, CudaTensor& tensor) {
     if (object == Py_None) return false;
+    if (hooks.reader != nullptr && read_with_torch(*hooks.reader, object, tensor)) return true;
     if (read_tensor(hooks, object, tensor)) return true;
     PyErr_Clear();
     return false;

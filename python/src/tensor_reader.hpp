@@ -1,7 +1,8 @@
 #pragma once
-// Reads a torch tensor's metadata (data_ptr(), dtype, shape, stride(), is_cuda, get_device())
-// through the CPython API with interned names, for the fast call: no Python frame, no tuple of
-// views, nothing imported. Duck-typed like python/mqajit/_views.py, so fakes stand in for tests.
+// Reads a torch tensor's metadata for the fast call: through the torch reader's C++ types where
+// it is loaded (plain torch.Tensor only), else data_ptr(), dtype, shape, stride(), is_cuda and
+// get_device() through the CPython API with interned names: no Python frame, no tuple of views,
+// nothing imported. Duck-typed like python/mqajit/_views.py, so fakes stand in for tests.
 
 #include <Python.h>
 

@@ -25,6 +25,21 @@ HookCache& cache() {
     return *instance;
 }
 
+// The capsule in `source.reader` (None or absent: no reader); one of another version is not used.
+const TorchReader* torch_reader_of(PyObject* source) {
+    Owned capsule(PyObject_GetAttrString(source, "reader"));
+    if (!capsule || capsule.get() == Py_None) {
+        PyErr_Clear();
+        return nullptr;
+    }
+    const auto* reader = static_cast<const TorchReader*>(PyCapsule_GetPointer(capsule.get(), kTorchReaderCapsuleName));
+    if (reader == nullptr || reader->version != kTorchReaderVersion) {
+        PyErr_Clear();
+        return nullptr;
+    }
+    return reader;  // NOTES: static data of the reader module, which is never unloaded
+}
+
 // Fills `hooks` from the attributes of `source`; false with a Python error set if one is missing.
 bool fill(PyObject* source, TorchHooks& hooks) {
     const std::pair<const char*, PyObject**> fields[] = {
@@ -37,6 +52,7 @@ bool fill(PyObject* source, TorchHooks& hooks) {
         if (!value) return false;
         *field = value.get();  // NOTES: borrowed; `source` holds the reference
     }
+    hooks.reader = torch_reader_of(source);
     return true;
 }
 

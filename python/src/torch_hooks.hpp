@@ -1,7 +1,8 @@
 #pragma once
 // What the fast call needs from torch, handed over by python/mqajit/_torch_hooks.py so that the
 // extension neither links nor imports torch: torch's dtype objects, torch.empty_strided, a device
-// object per ordinal, and getters of the current device and of a device's current stream.
+// object per ordinal, getters of the current device and of a device's current stream, and the
+// torch reader (python/torch_reader/) where one was built for the torch in use.
 
 #include <Python.h>
 #include <pybind11/pybind11.h>
@@ -11,6 +12,7 @@
 #include "mqajit/tensor.hpp"
 #include "python/src/bindings.hpp"
 #include "python/src/owned.hpp"
+#include "python/src/torch_reader_api.hpp"
 
 namespace mqajit::python {
 
@@ -24,6 +26,8 @@ struct TorchHooks {
     PyObject* current_device = nullptr;      // () -> int: the current CUDA ordinal
     PyObject* current_raw_stream = nullptr;  // (ordinal) -> int: that device's current CUstream
     PyObject* device = nullptr;              // (ordinal) -> torch.device("cuda", ordinal)
+    // mqajit._mqajit_torch's functions, where it was built for the torch in use; else nullptr.
+    const TorchReader* reader = nullptr;
 };
 
 // The hooks, loaded through the Python loader on first use, copied into `hooks`; `keep_alive`

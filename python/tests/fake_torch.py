@@ -90,7 +90,7 @@ class FakeTorch:
             float8_e4m3fn=FLOAT8 if have_float8 else None, float32=FLOAT32, int32=INT32, bfloat16=BFLOAT16,
             empty_strided=self._empty_strided, current_device=lambda: self.current,
             current_raw_stream=self._current_raw_stream, device=lambda index: FakeDevice("cuda", index),
-            device_guard=self._device_guard)
+            device_guard=self._device_guard, reader=None)
 
     def _empty_strided(self, sizes, strides, *, dtype, device):
         self.allocations.append((tuple(sizes), tuple(strides), dtype, device))

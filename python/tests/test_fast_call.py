@@ -302,5 +302,40 @@ def test_report_is_filled_only_by_a_call_that_ran():
     assert report == {}
 
 
+def test_a_torch_reader_reads_the_tensors_and_allocates_the_logits():
+    from fake_torch_reader import FakeReader
+    torch = FakeTorch()
+    reader = FakeReader()
+    torch.hooks.reader = reader.capsule
+    torch.install()
+    t = problem()
+    arguments = ("mqa_logits", *t.values(), True, None, 0, None, None, None, False)
+    logits = _mqajit._fast_call_without_library(*arguments)
+    assert reader.reads == 6 and reader.declined == 0 and torch.allocations == []
+    assert reader.allocations == [((S, N), (ROW_STRIDE, 1), FLOAT32, 0)]
+    assert (logits.shape, logits.stride(), logits.dtype) == ((S, N), (ROW_STRIDE, 1), FLOAT32)
+    out = FakeTensor(BFLOAT16, (S, N))
+    assert _mqajit._fast_call_without_library(*arguments[:8], out, *arguments[9:]) is out and reader.reads == 13
+    # What the reader declines is read through Python attributes, and checked as before.
+    odd = problem(kv_scales=FakeTensor(FLOAT16, (N,)))
+    expect_error(ValueError, lambda: mqajit.mqa_logits(*odd.values()), "kv_scales has dtype float16")
+    assert reader.declined == 1
+    for changes, fragment in LIBRARY_REJECTS:
+        bad = problem(**changes)
+        assert message_of(lambda: mqajit.mqa_logits(*bad.values())) == \
+            message_of(lambda: _checked.mqa_logits(*bad.values())), changes
+
+
+def test_a_torch_reader_of_another_version_is_not_used():
+    from fake_torch_reader import FakeReader
+    torch = FakeTorch()
+    reader = FakeReader(version=99)
+    torch.hooks.reader = reader.capsule
+    torch.install()
+    t = problem()
+    _mqajit._fast_call_without_library("mqa_logits", *t.values(), True, None, 0, None, None, None, False)
+    assert reader.reads == 0 and len(torch.allocations) == 1
+
+
 if __name__ == "__main__":
     main(globals())

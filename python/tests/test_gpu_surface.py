@@ -24,6 +24,26 @@ def test_fast_and_checked_paths_give_the_same_bits_and_layout():
             assert torch.equal(fast, checked) and torch.equal(out, checked)
 
 
+def test_both_tensor_readers_give_the_same_bits():
+    import os
+    from mqajit import _torch_hooks
+    problem = Problem(200, 64, 3000, "packed", seed=37)
+    first = mqajit.mqa_logits(*problem.arguments())
+    status = _torch_hooks.reader_status()
+    if not status.startswith("torch's C++ types"):
+        pytest.skip(f"the torch reader is not in use: {status}")
+    os.environ["MQAJIT_TORCH_READER"] = "0"
+    try:
+        _torch_hooks.install(None)
+        second = mqajit.mqa_logits(*problem.arguments())
+        assert _torch_hooks.reader_status().startswith("Python attributes")
+    finally:
+        del os.environ["MQAJIT_TORCH_READER"]
+        _torch_hooks.install(None)
+    torch.cuda.synchronize()
+    assert first.stride() == second.stride() and torch.equal(first, second)
+
+
 def deepgemm_keywords(problem, **changes):
     """A call as DeepGEMM's test makes it: every argument by keyword."""
     keywords = dict(q=(problem.q, None), kv=(problem.kv, problem.kv_scales), weights=problem.weights,

@@ -154,6 +154,7 @@ def test_unusual_calls_go_to_the_checked_path_which_says_what_is_wrong():
         with CheckedPathSpy() as spy:
             error = expect_error(ValueError, lambda: mqajit.mqa_logits(*t.values()), fragment)
         assert spy.bound == 1, changes
+        assert str(error) == message_of(lambda: _checked.mqa_logits(*t.values()))[1]
     t = problem()
     out = FakeTensor(FLOAT32, (S, N), device=CUDA1)
     expect_error(ValueError, lambda: mqajit.mqa_logits(*t.values(), out=out), "out is on cuda:1 but q is on cuda:0")

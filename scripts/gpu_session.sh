@@ -22,8 +22,9 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu 
 for step in "${steps[@]}"; do
   case $step in
     build)
+      # NOTES: the python3 on PATH is the one with torch there; FindPython3 would take /usr/bin/python3.
       cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$deps/usr" \
-            -DMQAJIT_CUDA_ARCHS="90" > "$out/build.log" 2>&1 &&
+            -DMQAJIT_CUDA_ARCHS="90" -DPython3_EXECUTABLE="$(command -v python3)" > "$out/build.log" 2>&1 &&
       cmake --build build --parallel 16 >> "$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
       echo "build ok" ;;
     test)
@@ -43,6 +44,8 @@ for step in "${steps[@]}"; do
     demo)
       build/tools/mqajit demo 2>&1 | tee "$out/demo.txt" ;;
     host)
-      PYTHONPATH=build/python OUT="$out" python3 python/benchmarks/host_time.py 2>&1 | tee "$out/host_time.txt" ;;
+      python=$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' build/CMakeCache.txt)
+      PYTHONPATH=build/python OUT="$out" "${python:-python3}" python/benchmarks/host_time.py 2>&1 |
+        tee "$out/host_time.txt" ;;
   esac
 done

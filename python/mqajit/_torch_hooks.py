@@ -36,7 +36,8 @@ def _torch_reader(torch):
     except ImportError as error:
         return None, f"Python attributes (no torch reader: {error})"
     running = torch.__version__.split("+")[0]
-    if _mqajit_torch.torch_version != running:
+    # NOTES: torch's own version.h may lag the package's patch number; a minor release changes the ABI.
+    if _mqajit_torch.torch_version.split(".")[:2] != running.split(".")[:2]:
         return None, (f"Python attributes (the torch reader was built for torch {_mqajit_torch.torch_version}, "
                       f"this is {running}: rebuild mqajit to use it)")
     return _mqajit_torch.reader, f"torch's C++ types (mqajit._mqajit_torch, torch {running})"

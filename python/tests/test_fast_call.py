@@ -338,5 +338,30 @@ def test_a_torch_reader_of_another_version_is_not_used():
     assert reader.reads == 0 and len(torch.allocations) == 1
 
 
+def test_the_torch_reader_is_used_only_for_the_torch_it_was_built_for():
+    import os
+    import sys
+    import types
+    saved_module = sys.modules.pop("mqajit._mqajit_torch", None)
+    saved_attribute = vars(mqajit).pop("_mqajit_torch", None)
+    try:
+        fake = types.SimpleNamespace(reader="capsule", torch_version="2.11.0")
+        sys.modules["mqajit._mqajit_torch"] = mqajit._mqajit_torch = fake
+        assert _torch_hooks._torch_reader(types.SimpleNamespace(__version__="2.11.1+cu130"))[0] == "capsule"
+        reader, reason = _torch_hooks._torch_reader(types.SimpleNamespace(__version__="2.12.0"))
+        assert reader is None and "built for torch 2.11.0, this is 2.12.0" in reason
+        os.environ["MQAJIT_TORCH_READER"] = "0"
+        reader, reason = _torch_hooks._torch_reader(types.SimpleNamespace(__version__="2.11.0"))
+        assert reader is None and "MQAJIT_TORCH_READER=0" in reason
+    finally:
+        os.environ.pop("MQAJIT_TORCH_READER", None)
+        sys.modules.pop("mqajit._mqajit_torch", None)
+        vars(mqajit).pop("_mqajit_torch", None)
+        if saved_module is not None:
+            sys.modules["mqajit._mqajit_torch"] = saved_module
+        if saved_attribute is not None:
+            mqajit._mqajit_torch = saved_attribute
+
+
 if __name__ == "__main__":
     main(globals())

@@ -13,8 +13,25 @@ else()
 endif()
 find_package(CLI11 REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
-# Headers and nvcc only: libcuda and libnvrtc are opened with dlopen at run time.
-find_package(CUDAToolkit REQUIRED)
+# The CUDA toolkit is optional: found if present, or left out with -DMQAJIT_WITH_CUDA=OFF. Only its
+# headers and nvcc are used (libcuda and libnvrtc are opened with dlopen at run time); without it
+# the library has no NVIDIA backend and no nvcc-built kernels, and still queries the tuning tables,
+# runs on AMD devices and compiles AMD code ahead of time.
+if(NOT DEFINED MQAJIT_WITH_CUDA)
+  find_package(CUDAToolkit QUIET)
+  set(cuda_default ${CUDAToolkit_FOUND})
+else()
+  set(cuda_default ${MQAJIT_WITH_CUDA})
+endif()
+option(MQAJIT_WITH_CUDA "Build the NVIDIA backend and the nvcc-built kernels (needs the CUDA toolkit)" ${cuda_default})
+if(MQAJIT_WITH_CUDA)
+  find_package(CUDAToolkit REQUIRED)
+  set(MQAJIT_CUDA_TARGET CUDA::toolkit)
+  message(STATUS "mqajit: NVIDIA backend with the CUDA toolkit ${CUDAToolkit_VERSION} (${CUDAToolkit_BIN_DIR})")
+else()
+  set(MQAJIT_CUDA_TARGET "")
+  message(STATUS "mqajit: no NVIDIA backend (MQAJIT_WITH_CUDA=OFF): the CUDA toolkit is not used")
+endif()
 if(MQAJIT_BUILD_TESTS)
   find_package(doctest REQUIRED)
 endif()

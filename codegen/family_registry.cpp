@@ -1,20 +1,51 @@
-// The one place that maps a variant's matrix op to the family that generates it.
+// The one place that names every kernel family. Adding one: its folder under codegen/families/,
+// its #include and one line in its operator's list below.
 
-#include "codegen/families.hpp"
+#include "codegen/family_registry.hpp"
+
+#include <array>
+
+#include "codegen/families/gfx9_mqa_logits/family.hpp"
+#include "codegen/families/sm80_mqa_logits/family.hpp"
+#include "codegen/families/sm90_mqa_logits/family.hpp"
 #include "core/check.hpp"
 
 namespace mqajit {
+namespace {
 
-const KernelFamily& family_for(const Variant& variant) {
-    switch (variant.op) {
-        case MatrixOp::mma:
-            return sm80_mma_family();
-        case MatrixOp::wgmma:
-            return sm90_wgmma_family();
-        case MatrixOp::mfma:
-            return gfx9_mfma_family();
+const std::array<const MqaLogitsFamily*, 3>& mqa_logits_families() {
+    static const std::array<const MqaLogitsFamily*, 3> list = {
+        &sm90_mqa_logits_family(),
+        &sm80_mqa_logits_family(),
+        &gfx9_mqa_logits_family(),
+    };
+    return list;
+}
+
+}  // namespace
+
+std::string_view to_string(KernelOp op) {
+    switch (op) {
+        case KernelOp::mqa_logits: return "mqa_logits";
     }
-    MQAJIT_FAIL(internal, "variant {} has an unknown matrix op", variant.name());
+    return "unknown";
+}
+
+std::vector<const KernelFamily*> families_of(KernelOp op) {
+    switch (op) {
+        case KernelOp::mqa_logits: return {mqa_logits_families().begin(), mqa_logits_families().end()};
+    }
+    MQAJIT_FAIL(internal, "unknown operator {}", static_cast<int>(op));
+}
+
+std::vector<const KernelFamily*> all_families() { return families_of(KernelOp::mqa_logits); }
+
+const MqaLogitsFamily& family_for(const Variant& variant) {
+    for (const MqaLogitsFamily* family : mqa_logits_families()) {
+        if (family->op() == variant.op) return *family;
+    }
+    MQAJIT_FAIL(unsupported, "no mqa_logits kernel family generates {} variants (variant {})", to_string(variant.op),
+                variant.name());
 }
 
 }  // namespace mqajit

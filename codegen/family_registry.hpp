@@ -1,12 +1,19 @@
 #pragma once
-// The kernel families this build knows. family_registry.cpp maps a Variant's MatrixOp to one.
+// The kernel families this build has: family_registry.cpp is the one list that names them.
+
+#include <vector>
 
 #include "codegen/kernel_family.hpp"
+#include "variants/variant.hpp"
 
 namespace mqajit {
 
-const KernelFamily& sm80_mma_family();    // codegen/sm80_family.cpp: mma.sync, sm_80 and newer
-const KernelFamily& sm90_wgmma_family();  // codegen/sm90_family.cpp: wgmma + TMA, sm_90a
-const KernelFamily& gfx9_mfma_family();   // codegen/gfx9_family.cpp: fp8 MFMA, gfx942 and gfx950
+// The families of `op`, in the order `mqajit variants` lists their variants.
+std::vector<const KernelFamily*> families_of(KernelOp op);
+// Every family of every operator.
+std::vector<const KernelFamily*> all_families();
+
+// The mqa_logits family that generates `variant` (by its matrix op); throws Error(unsupported) if none.
+const MqaLogitsFamily& family_for(const Variant& variant);
 
 }  // namespace mqajit

@@ -1,7 +1,7 @@
 #include <algorithm>
 
 #include "core/check.hpp"
-#include "variants/family_rules.hpp"
+#include "codegen/family_rules.hpp"
 
 namespace mqajit::variant_rules {
 

@@ -1,7 +1,7 @@
 #pragma once
-// Internal: one kernel family's rules (which archs it serves, which variants it registers, and
-// whether a variant can run). registry.cpp composes the families; each lives in its own *_rules.cpp,
-// so adding a family means one new file plus one line in registry.cpp's list.
+// One kernel family's rules: which archs it serves, which variants it registers, and whether a
+// variant can run. Each family writes its own in codegen/families/<name>/rules.cpp; the variant
+// registry asks every family of an operator (codegen/variant_registry.hpp).
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,32 +9,37 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "variants/arch.hpp"
-#include "variants/registry.hpp"
 #include "variants/variant.hpp"
 
-namespace mqajit::variant_rules {
+namespace mqajit {
+
+struct Support {
+    bool ok = false;
+    std::string reason;  // empty when ok; otherwise what fails and what would work
+    explicit operator bool() const { return ok; }
+};
 
 class FamilyRules {
 public:
     virtual ~FamilyRules() = default;
-    virtual MatrixOp op() const = 0;
     // Canonical names of the archs this family registers variants for (shown by `mqajit variants`).
     virtual std::vector<std::string> archs() const = 0;
     // The registered variants on `arch` in a stable order; empty when the family does not serve it.
     virtual std::vector<Variant> registered(const Arch& arch) const = 0;
-    // Every rule but registration: arch, heads and head_dim, instruction shape, fields, resources.
-    // Called only with variants of op().
+    // Every rule but registration: arch, heads and head_dim, instruction shape, fields, resources
+    // (with the same resource math the generator and the launch use), and what the template can
+    // build. Called only with variants of the family's matrix op.
     virtual Support check(const Arch& arch, int heads, int head_dim, const Variant& variant) const = 0;
 };
 
-const FamilyRules& wgmma_rules();  // wgmma_rules.cpp
-const FamilyRules& mma_rules();    // mma_rules.cpp
-const FamilyRules& mfma_rules();   // mfma_rules.cpp
+}  // namespace mqajit
 
-// Helpers the families share (rules_support.cpp).
+// Helpers the families' rules share (family_rules.cpp).
+namespace mqajit::variant_rules {
 
 inline Support supported() { return {true, {}}; }
 

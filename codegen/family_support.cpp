@@ -13,6 +13,14 @@ std::string generated_kernel_name(const Variant& variant, int heads, int head_di
     return fmt::format("mqa_logits_{}_h{}_d{}", variant.name(), heads, head_dim);
 }
 
+void check_generatable(const KernelFamily& family, const Variant& variant, int heads, int head_dim, const Arch& arch) {
+    MQAJIT_CHECK_KIND(internal, variant.op == family.op(), "the {} family was asked to generate {}", family.name(),
+                      variant.name());
+    const Support support = family.rules().check(arch, heads, head_dim, variant);
+    MQAJIT_CHECK_KIND(unsupported, support.ok, "variant {} cannot be generated for {} at heads={} head_dim={}: {}",
+                      variant.name(), arch.name, heads, head_dim, support.reason);
+}
+
 GeneratedKernel generated_unit(const Variant& variant, int heads, int head_dim, const Arch& arch,
                                std::string_view header, std::string_view macro, std::string_view macro_arguments) {
     GeneratedKernel kernel;
@@ -22,8 +30,15 @@ GeneratedKernel generated_unit(const Variant& variant, int heads, int head_dim, 
                                 "{}({}, {})\n",
                                 variant.name(), heads, head_dim, arch.name, header, macro, kernel.kernel_name,
                                 macro_arguments);
-    kernel.headers = embedded_templates();
+    kernel.headers = templates_included_by(header);
     return kernel;
+}
+
+void check_shared_bytes(const Variant& variant, std::size_t bytes, const DeviceLimits& limits,
+                        std::string_view memory, std::string_view remedy) {
+    MQAJIT_CHECK_KIND(unsupported, bytes <= limits.max_shared_bytes_per_block,
+                      "variant {} needs {} B of {}; the device allows {} B per block{}{}", variant.name(), bytes,
+                      memory, limits.max_shared_bytes_per_block, remedy.empty() ? "" : " ", remedy);
 }
 
 void check_row_alignment(const MqaLogitsParams& params, std::string_view kernels) {

@@ -1,14 +1,19 @@
 #pragma once
-// A kernel family turns a Variant into source text and plans its launch. Adding a family touches
-// variants/ (its grammar entry), codegen/ (template + generator) and tests; runtime/ and tools/ don't change.
+// A kernel family turns a Variant into source text and plans its launch from plain numbers. Each
+// family lives in its own folder, codegen/families/<name>/ (rules, resource math, generator and
+// plan, templates), and is named once, in codegen/family_registry.cpp; runtime/ and tools/ don't
+// change when one is added (docs/variants.md, "Adding a family").
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codegen/embedded_file.hpp"
-#include "runtime/device.hpp"
+#include "codegen/family_rules.hpp"
+#include "codegen/launch_plan.hpp"
 #include "variants/arch.hpp"
 #include "variants/variant.hpp"
 
@@ -16,6 +21,13 @@ struct MqaLogitsParams;
 
 namespace mqajit {
 
+// The operator a family's kernels compute. Families of different operators may share a matrix
+// op (and so variant names); the registry keeps them apart by this.
+enum class KernelOp { mqa_logits };
+
+std::string_view to_string(KernelOp op);
+
+// The problem of one mqa_logits call.
 struct ProblemShape {
     int heads = 0;
     int head_dim = 0;
@@ -30,32 +42,38 @@ struct GeneratedKernel {
     std::string source;                      // a complete translation unit
     std::string kernel_name;                 // extern "C" name
     std::vector<std::string> options;        // family-specific compiler options
-    std::span<const EmbeddedFile> headers;   // what the source #includes
-};
-
-struct LaunchPlan {
-    LaunchConfig config;
-    int num_kv_splits = 1;
-    int num_q_blocks = 1;
-    bool uses_tensor_maps = false;
+    std::span<const EmbeddedFile> headers;   // the templates the source includes, directly or not
 };
 
 class KernelFamily {
 public:
     virtual ~KernelFamily() = default;
-    virtual std::string name() const = 0;    // e.g. "sm90_mqa_logits", the template's file stem
-    virtual MatrixOp op() const = 0;
-    // The generated source for `variant` at (heads, head_dim) on `arch`.
+    // The family's one name: its folder codegen/families/<name>/, its main template <name>.cuh
+    // and its kernel-cache tag, e.g. "sm90_mqa_logits".
+    virtual std::string name() const = 0;
+    virtual KernelOp kernel_op() const = 0;
+    virtual MatrixOp op() const = 0;  // the matrix op of the variants it generates
+    // Which archs it serves, which variants it registers, whether one can run (rules.cpp).
+    virtual const FamilyRules& rules() const = 0;
+    // The generated source for `variant` at (heads, head_dim) on `arch`. Throws Error(unsupported)
+    // with the rules' reason when the variant cannot run there.
     virtual GeneratedKernel generate(const Variant& variant, int heads, int head_dim, const Arch& arch) const = 0;
-    // Dynamic shared memory one block of `variant` uses at (heads, head_dim).
+    // Dynamic shared memory (LDS on AMD) one block of `variant` uses at (heads, head_dim): the one
+    // function the rules check and the launch asks for.
     virtual std::size_t shared_bytes(const Variant& variant, int heads, int head_dim) const = 0;
-    // Grid, block and shared memory for one call; fills the launch-time fields of `params`
-    // (num_kv_splits, num_q_blocks, tensor maps through `device`).
-    virtual LaunchPlan plan(const Variant& variant, const ProblemShape& shape, Device& device,
-                            MqaLogitsParams& params) const = 0;
 };
 
-// The family that generates `variant` (by its matrix op); throws Error(unsupported) if none.
-const KernelFamily& family_for(const Variant& variant);
+// A family of the mqa_logits operator: it plans launches whose argument is MqaLogitsParams.
+class MqaLogitsFamily : public KernelFamily {
+public:
+    KernelOp kernel_op() const final { return KernelOp::mqa_logits; }
+    // Grid, block, shared memory, the argument's launch-time fields (num_kv_splits, num_q_blocks)
+    // and the tensor maps to encode, for one call on a device with `limits`; `params` gives the
+    // operands' addresses and strides and, in num_kv_splits, a requested split count (0: the
+    // family's own rule). Pure: it reads numbers and writes nothing. Throws Error(unsupported) when
+    // the variant needs more than the device has, Error(invalid_argument) for operands it can't read.
+    virtual LaunchPlan plan(const Variant& variant, const ProblemShape& shape, const DeviceLimits& limits,
+                            const MqaLogitsParams& params) const = 0;
+};
 
 }  // namespace mqajit

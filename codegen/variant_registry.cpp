@@ -1,43 +1,39 @@
-#include "variants/registry.hpp"
+#include "codegen/variant_registry.hpp"
 
 #include <algorithm>
-#include <array>
 #include <tuple>
 
+#include "codegen/family_registry.hpp"
 #include "core/check.hpp"
-#include "variants/family_rules.hpp"
 
 namespace mqajit {
-namespace {
 
-using variant_rules::FamilyRules;
+const VariantRegistry& VariantRegistry::instance() { return for_op(KernelOp::mqa_logits); }
 
-// NOTES: the one place that names every family; their order here is the order variants() lists them in.
-const std::array<const FamilyRules*, 3>& families() {
-    static const std::array<const FamilyRules*, 3> list = {&variant_rules::wgmma_rules(), &variant_rules::mma_rules(),
-                                                           &variant_rules::mfma_rules()};
-    return list;
+const VariantRegistry& VariantRegistry::for_op(KernelOp op) {
+    switch (op) {
+        case KernelOp::mqa_logits: {
+            static const VariantRegistry registry(families_of(KernelOp::mqa_logits));
+            return registry;
+        }
+    }
+    MQAJIT_FAIL(internal, "no variant registry for operator {}", static_cast<int>(op));
 }
 
-const FamilyRules& family_of(const Variant& variant) {
-    for (const FamilyRules* family : families()) {
+VariantRegistry::VariantRegistry(std::vector<const KernelFamily*> families) : families_(std::move(families)) {}
+
+const KernelFamily& VariantRegistry::family_of(const Variant& variant) const {
+    for (const KernelFamily* family : families_) {
         if (family->op() == variant.op) return *family;
     }
-    MQAJIT_FAIL(internal, "no family rules for matrix op '{}' (variant {}); add its *_rules.cpp to registry.cpp",
+    MQAJIT_FAIL(unsupported, "no kernel family generates {} variants (variant {}); `mqajit variants` lists those there are",
                 to_string(variant.op), variant.name());
-}
-
-}  // namespace
-
-const VariantRegistry& VariantRegistry::instance() {
-    static const VariantRegistry registry;
-    return registry;
 }
 
 std::vector<Variant> VariantRegistry::variants(const Arch& arch) const {
     std::vector<Variant> all;
-    for (const FamilyRules* family : families()) {
-        for (const Variant& variant : family->registered(arch)) {
+    for (const KernelFamily* family : families_) {
+        for (const Variant& variant : family->rules().registered(arch)) {
             if (std::ranges::find(all, variant) == all.end()) all.push_back(variant);
         }
     }
@@ -47,16 +43,16 @@ std::vector<Variant> VariantRegistry::variants(const Arch& arch) const {
 std::vector<Variant> VariantRegistry::variants(const Arch& arch, int heads, int head_dim) const {
     std::vector<Variant> runnable;
     for (const Variant& variant : variants(arch)) {
-        if (family_of(variant).check(arch, heads, head_dim, variant)) runnable.push_back(variant);
+        if (family_of(variant).rules().check(arch, heads, head_dim, variant)) runnable.push_back(variant);
     }
     return runnable;
 }
 
 Support VariantRegistry::supports(const Arch& arch, int heads, int head_dim, const Variant& variant) const {
-    const FamilyRules& family = family_of(variant);
+    const FamilyRules& rules = family_of(variant).rules();
     // NOTES: the rules first, so a variant that breaks one hears which, not merely "not registered".
-    if (Support rules = family.check(arch, heads, head_dim, variant); !rules) return rules;
-    const std::vector<Variant> registered = family.registered(arch);
+    if (Support checked = rules.check(arch, heads, head_dim, variant); !checked) return checked;
+    const std::vector<Variant> registered = rules.registered(arch);
     if (std::ranges::find(registered, variant) == registered.end()) {
         return {false, fmt::format("not registered for {}; `mqajit variants --arch {}` lists the registered ones",
                                    arch.name, arch.name)};
@@ -66,8 +62,8 @@ Support VariantRegistry::supports(const Arch& arch, int heads, int head_dim, con
 
 std::vector<std::string> VariantRegistry::archs() const {
     std::vector<Arch> all;
-    for (const FamilyRules* family : families()) {
-        for (const std::string& name : family->archs()) {
+    for (const KernelFamily* family : families_) {
+        for (const std::string& name : family->rules().archs()) {
             Arch arch = Arch::parse(name);
             if (std::ranges::find(all, arch) == all.end()) all.push_back(std::move(arch));
         }

@@ -1,25 +1,27 @@
 #pragma once
-// Which variants each arch can run, and why a given one can't.
+// Which variants each arch can run, and why a given one can't: the rules of every kernel family
+// of one operator (codegen/family_registry.hpp lists them).
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "codegen/family_rules.hpp"
+#include "codegen/kernel_family.hpp"
 #include "variants/arch.hpp"
 #include "variants/variant.hpp"
 
 namespace mqajit {
 
-struct Support {
-    bool ok = false;
-    std::string reason;  // empty when ok; otherwise what fails and what would work
-    explicit operator bool() const { return ok; }
-};
-
 class VariantRegistry {
 public:
-    // The built-in registry (every family's variants for every known arch).
+    // The mqa_logits operator's registry.
     static const VariantRegistry& instance();
+    // The registry of `op`'s families.
+    static const VariantRegistry& for_op(KernelOp op);
+
+    explicit VariantRegistry(std::vector<const KernelFamily*> families);
 
     // Variants registered for an arch, in a stable order; empty for an unknown arch.
     std::vector<Variant> variants(const Arch& arch) const;
@@ -29,11 +31,11 @@ public:
     Support supports(const Arch& arch, int heads, int head_dim, const Variant& variant) const;
     // Archs with registered variants, NVIDIA before AMD, older before newer.
     std::vector<std::string> archs() const;
-};
 
-// The pre-built baseline's variant for `heads` (an mma16x8x16 variant that every sm_80+ GPU runs):
-// mma16x8x16_bkv64_r4_w4_lds2 for 32 heads, mma16x8x16_bkv64_r2_w4_lds2 for 64.
-// Throws Error(unsupported) for other head counts.
-Variant baseline_variant(int heads);
+private:
+    const KernelFamily& family_of(const Variant& variant) const;
+
+    std::vector<const KernelFamily*> families_;
+};
 
 }  // namespace mqajit

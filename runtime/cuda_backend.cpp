@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "codegen/prebuilt.hpp"
 #include "core/check.hpp"
 #include "core/log.hpp"
+#include "runtime/kernel_request.hpp"
 
 namespace mqajit {
 namespace {
@@ -143,5 +145,20 @@ std::shared_ptr<Device> CudaBackend::current_device() {
     MQAJIT_FAIL(internal, "the current CUDA context's device {} matches none of the {} devices the driver lists",
                 static_cast<int>(current_device), state.device_count);
 }
+
+std::shared_ptr<LoadedKernel> CudaBackend::generated_kernel(KernelCache& cache, Device& device, const Variant& variant,
+                                                            int heads, int head_dim) const {
+    const Arch arch = Arch::parse(device.arch());
+    const Compiler& nvrtc = compiler();
+    return cache.get(device, nvrtc, kernel_key_for(variant, heads, head_dim, arch, nvrtc),
+                     [&] { return compile_request_for(variant, heads, head_dim, arch); });
+}
+
+BaselineKernel CudaBackend::baseline(const Arch& arch, int heads, int head_dim) const {
+    PrebuiltBaseline baseline = prebuilt_baseline(arch, heads, head_dim);
+    return {baseline.variant, {prebuilt_fatbin(), std::move(baseline.kernel_name)}};
+}
+
+PrebuiltKernel CudaBackend::reference(const Arch&) const { return {prebuilt_fatbin(), kReferenceKernelName}; }
 
 }  // namespace mqajit

@@ -27,11 +27,19 @@ public:
 
     std::string name() const override { return "cuda"; }
     Vendor vendor() const override { return Vendor::nvidia; }
+    // NVRTC, both ahead of time and at run time (it needs no GPU).
     const Compiler& compiler() const override;
+    const Compiler& runtime_compiler() const override { return compiler(); }
     DriverStatus driver_status() const override;
     int device_count() const override;
     std::shared_ptr<Device> open_device(int ordinal) override;
     std::shared_ptr<Device> current_device() override;
+
+    std::shared_ptr<LoadedKernel> generated_kernel(KernelCache& cache, Device& device, const Variant& variant,
+                                                   int heads, int head_dim) const override;
+    // The nvcc fatbin's (codegen/prebuilt/).
+    BaselineKernel baseline(const Arch& arch, int heads, int head_dim) const override;
+    PrebuiltKernel reference(const Arch& arch) const override;
 
 private:
     struct Driver {

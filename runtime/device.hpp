@@ -7,6 +7,8 @@
 #include <span>
 #include <string>
 
+#include "codegen/launch_plan.hpp"
+
 // Declared at global scope in codegen/templates/mqa_logits_params.cuh (shared with device code).
 struct MqaTensorMap;
 
@@ -17,23 +19,6 @@ class LoadedKernel {
 public:
     virtual ~LoadedKernel() = default;
     virtual std::string name() const = 0;
-};
-
-struct LaunchConfig {
-    unsigned grid_x = 1, grid_y = 1, grid_z = 1;
-    unsigned block_x = 1, block_y = 1, block_z = 1;
-    std::size_t dynamic_shared_bytes = 0;
-};
-
-// Describes a 2-D or 3-D tile copy over a global tensor (TMA on NVIDIA), innermost dimension first.
-struct TensorMapRequest {
-    const void* base = nullptr;
-    int rank = 2;                       // 2 or 3
-    std::uint64_t dims[3] = {0, 0, 0};  // elements
-    std::uint64_t strides_bytes[2] = {0, 0};  // of dims 1.. (dim 0 is dense)
-    std::uint32_t box[3] = {0, 0, 0};   // elements per copy
-    int element_bytes = 1;
-    int swizzle_bytes = 128;            // 0, 32, 64 or 128
 };
 
 // Device memory, freed when the object goes away.
@@ -69,6 +54,8 @@ public:
     virtual int ordinal() const = 0;
     virtual int multiprocessor_count() const = 0;  // SMs or CUs: the tuning table's cu_num
     virtual std::size_t max_shared_bytes_per_block() const = 0;  // opt-in maximum
+    // What a kernel family's plan() needs to know of this device.
+    DeviceLimits limits() const { return {multiprocessor_count(), max_shared_bytes_per_block()}; }
     virtual std::string driver_version() const = 0;
 
     // Loads a binary and finds `kernel_name` in it; throws mqajit::Error(driver) on failure.

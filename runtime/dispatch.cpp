@@ -8,32 +8,29 @@
 #include <set>
 #include <tuple>
 
-#include "codegen/families.hpp"
-#include "codegen/prebuilt.hpp"
-#include "codegen/prebuilt_amd.hpp"
+#include "codegen/baseline.hpp"
+#include "codegen/family_registry.hpp"
+#include "codegen/variant_registry.hpp"
 #include "core/check.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "runtime/arch_override.hpp"
-#include "runtime/hip_kernel_source.hpp"
 #include "tuning_db/tuning_db.hpp"
-#include "variants/registry.hpp"
 
 namespace mqajit {
 
 struct Dispatcher::DeviceState {
-    explicit DeviceState(Device& d) : device(d), arch(Arch::parse(d.arch())), multiprocessors(d.multiprocessor_count()) {}
+    explicit DeviceState(Device& d) : device(d), arch(Arch::parse(d.arch())), limits(d.limits()) {}
 
     Device& device;
     const Arch arch;
-    const int multiprocessors;
+    const DeviceLimits limits;
     std::mutex mutex;
     // Decisions of tuned rows, by the call's clean_logits: a row of one mode may serve the other
     // (when that has no rows), and the reason then says so.
     std::array<std::unordered_map<const TunedRow*, Resolved>, 2> by_row;
     // Explicit requests ("" when no row matched) by (heads, head_dim), then by the requested name.
     std::map<std::pair<int, int>, std::unordered_map<std::string, Resolved>> by_request;
-    std::unordered_map<std::string, std::shared_ptr<LoadedKernel>> prebuilt;  // by kernel name
     std::set<std::tuple<int, int, std::int64_t, std::int64_t, bool>> logged_shapes;
 };
 
@@ -42,16 +39,6 @@ namespace {
 std::optional<DiskCache> make_disk_cache() {
     if (settings().disable_disk_cache) return std::nullopt;
     return DiskCache(settings().cache_dir / "kernels");
-}
-
-// NOTES: an AMD device runs the clang-built mfma baseline; every other arch the nvcc fatbin's.
-PrebuiltBaseline baseline_for(const Arch& arch, int heads, int head_dim) {
-    if (arch.vendor == Vendor::amd) return prebuilt_amd_baseline(arch, heads, head_dim);
-    return prebuilt_baseline(arch, heads, head_dim);
-}
-
-std::span<const char> prebuilt_binary_for(const Arch& arch) {
-    return arch.vendor == Vendor::amd ? prebuilt_amd_code_object(arch) : prebuilt_fatbin();
 }
 
 // True the first time `topic` is seen in this process: one failure that hits every variant (hiprtc
@@ -63,26 +50,20 @@ bool first_time(const std::string& topic) {
     return seen.insert(topic).second;
 }
 
+// Writes the plan's launch-time fields and tensor maps into the kernel argument.
+void fill_launch_fields(const LaunchPlan& plan, const Device& device, MqaLogitsParams& params) {
+    params.num_q_blocks = plan.num_q_blocks;
+    params.num_kv_splits = plan.num_kv_splits;
+    auto* argument = reinterpret_cast<unsigned char*>(&params);
+    for (const TensorMapPlan& map : plan.tensor_maps()) {
+        MQAJIT_CHECK_KIND(internal, map.argument_offset % alignof(MqaTensorMap) == 0 &&
+                                        map.argument_offset + sizeof(MqaTensorMap) <= sizeof(MqaLogitsParams),
+                          "a launch plan put a tensor map at byte {} of the kernel argument", map.argument_offset);
+        device.encode_tensor_map(map.request, *reinterpret_cast<MqaTensorMap*>(argument + map.argument_offset));
+    }
+}
+
 }  // namespace
-
-KernelKey kernel_key_for(const Variant& variant, int heads, int head_dim, const Arch& arch, const Compiler& compiler) {
-    return KernelKey{.family = family_for(variant).name(),
-                     .variant = fmt::format("{}_h{}_d{}", variant.name(), heads, head_dim),
-                     .arch = arch.name,
-                     .options_fingerprint = fmt::format("{}-{}", compiler.name(), compiler.version())};
-}
-
-CompileRequest compile_request_for(const Variant& variant, int heads, int head_dim, const Arch& arch) {
-    GeneratedKernel generated = family_for(variant).generate(variant, heads, head_dim, arch);
-    CompileRequest request;
-    request.source = std::move(generated.source);
-    request.source_name = fmt::format("{}_h{}_d{}.cu", variant.name(), heads, head_dim);
-    request.kernel_name = std::move(generated.kernel_name);
-    request.arch = arch.name;
-    request.options = std::move(generated.options);
-    request.headers = generated.headers;
-    return request;
-}
 
 Dispatcher& Dispatcher::instance() {
     static Dispatcher dispatcher;
@@ -105,9 +86,9 @@ Dispatcher::DeviceState& Dispatcher::state_for(Device& device) {
 
 void Dispatcher::run(MqaLogitsArgs& args, const MqaLogitsOptions& options) {
     DeviceState& state = state_for(*backend_.current_device());
-    const Resolved& resolved = resolve(state, args.shape, options.clean_logits, options.variant);
-    if (options.report) *options.report = {resolved.variant ? resolved.variant->name() : "baseline", resolved.reason};
-    launch(state.device, resolved.launched, *resolved.kernel, args, options.stream);
+    const auto [resolved, kernel] = resolve(state, args.shape, options.clean_logits, options.variant);
+    if (options.report) *options.report = {resolved->variant ? resolved->variant->name() : "baseline", resolved->reason};
+    launch(state, *resolved, *kernel, args, options.stream);
 }
 
 KernelChoice Dispatcher::choose(const ProblemShape& shape, bool clean_logits, const std::string& requested_variant) {
@@ -145,7 +126,7 @@ KernelChoice Dispatcher::decide(DeviceState& state, const ProblemShape& shape, b
         return {variant, "variant requested by the caller"};
     }
     if (settings().disable_jit) return {std::nullopt, "MQAJIT_DISABLE_JIT is set"};
-    const ShapeKey key = tuning_key(state.arch, state.multiprocessors, shape, clean_logits);
+    const ShapeKey key = tuning_key(state.arch, state.limits.multiprocessors, shape, clean_logits);
     const TunedRow* row = TuningDb::instance().lookup(key);
     if (row == nullptr) return {std::nullopt, "no tuned row for this arch, SM count, heads and head_dim"};
     if (row->backend != "jit") return {std::nullopt, fmt::format("tuned row {} picks the baseline", row->origin)};
@@ -155,16 +136,17 @@ KernelChoice Dispatcher::decide(DeviceState& state, const ProblemShape& shape, b
     return {variant, tuned_row_reason(*row, key)};
 }
 
-const Dispatcher::Resolved& Dispatcher::resolve(DeviceState& state, const ProblemShape& shape, bool clean_logits,
-                                                const std::string& requested) {
-    // NOTES: the warm path is one tuning lookup (two binary searches) and one hash lookup; the rest
-    // runs once per tuned row or explicit request.
+std::pair<const Dispatcher::Resolved*, std::shared_ptr<LoadedKernel>> Dispatcher::resolve(
+    DeviceState& state, const ProblemShape& shape, bool clean_logits, const std::string& requested) {
+    // NOTES: the warm path is one tuning lookup (two binary searches), one hash lookup and taking
+    // the kernel from its weak reference; the rest runs once per tuned row or explicit request.
     const TunedRow* row = nullptr;
     if (requested.empty() && !settings().disable_jit)
-        row = TuningDb::instance().lookup(tuning_key(state.arch, state.multiprocessors, shape, clean_logits));
+        row = TuningDb::instance().lookup(tuning_key(state.arch, state.limits.multiprocessors, shape, clean_logits));
     // NOTES: no string is built on the warm path: requests are found by (heads, head_dim) and then
     // by the caller's own string.
     const std::pair<int, int> head_shape{shape.heads, shape.head_dim};
+    Resolved* decided = nullptr;
     {
         std::lock_guard lock(state.mutex);
         if (log().should_log(spdlog::level::debug) &&
@@ -176,19 +158,41 @@ const Dispatcher::Resolved& Dispatcher::resolve(DeviceState& state, const Proble
                         choice.variant ? choice.variant->name() : "baseline", choice.reason);
         }
         if (row) {
-            auto& decided = state.by_row[clean_logits ? 1 : 0];
-            if (auto found = decided.find(row); found != decided.end()) return found->second;
+            auto& rows = state.by_row[clean_logits ? 1 : 0];
+            if (auto found = rows.find(row); found != rows.end()) decided = &found->second;
         } else if (auto group = state.by_request.find(head_shape); group != state.by_request.end()) {
-            if (auto found = group->second.find(requested); found != group->second.end()) return found->second;
+            if (auto found = group->second.find(requested); found != group->second.end()) decided = &found->second;
+        }
+        if (decided) {
+            if (std::shared_ptr<LoadedKernel> kernel = decided->kernel.lock()) return {decided, std::move(kernel)};
+        }
+    }
+
+    if (decided) {
+        // NOTES: made before and since evicted from the kernel cache: the same decision, loaded again.
+        try {
+            std::shared_ptr<LoadedKernel> kernel = load(state, *decided, shape);
+            std::lock_guard lock(state.mutex);
+            decided->kernel = kernel;
+            return {decided, std::move(kernel)};
+        } catch (const Error& e) {
+            if (!requested.empty() || !decided->variant) throw;
+            log().warn("variant {} could not be loaded again on {}, using the baseline kernel instead: {}",
+                       decided->variant->name(), state.arch.name, e.what());
+            return resolve(state, shape, clean_logits, "baseline");
         }
     }
 
     const KernelChoice choice = decide(state, shape, clean_logits, requested);
-    Resolved resolved{choice.variant, choice.reason, {}, nullptr};
+    Resolved resolved;
+    resolved.variant = choice.variant;
+    resolved.reason = choice.reason;
+    std::shared_ptr<LoadedKernel> kernel;
     if (resolved.variant) {
         try {
-            resolved.kernel = jit_kernel(state, *resolved.variant, shape);
             resolved.launched = *resolved.variant;
+            resolved.family = &family_for(resolved.launched);
+            kernel = load(state, resolved, shape);
         } catch (const Error& e) {
             if (!requested.empty()) throw;
             if (first_time(state.arch.target_id() + "|" + e.what())) {
@@ -198,56 +202,48 @@ const Dispatcher::Resolved& Dispatcher::resolve(DeviceState& state, const Proble
                 log().debug("variant {} is unavailable on {} for the reason warned about before; using the baseline",
                             resolved.variant->name(), state.arch.name);
             }
-            resolved = {std::nullopt, fmt::format("{} failed to build: {}", resolved.variant->name(), e.what()), {},
-                        nullptr};
+            std::string reason = fmt::format("{} failed to build: {}", resolved.variant->name(), e.what());
+            resolved = Resolved{};
+            resolved.reason = std::move(reason);
         }
     }
-    if (!resolved.kernel) {
-        const PrebuiltBaseline baseline = baseline_for(state.arch, shape.heads, shape.head_dim);
-        resolved.kernel = prebuilt_kernel(state, baseline.kernel_name);
-        resolved.launched = baseline.variant;
+    if (!kernel) {
+        resolved.baseline = backend_.baseline(state.arch, shape.heads, shape.head_dim);
+        resolved.launched = resolved.baseline->variant;
+        resolved.family = &family_for(resolved.launched);
+        kernel = load(state, resolved, shape);
     }
+    resolved.kernel = kernel;
     std::lock_guard lock(state.mutex);
-    auto& map_slot = row ? state.by_row[clean_logits ? 1 : 0][row] : state.by_request[head_shape][requested];
-    if (!map_slot.kernel) map_slot = std::move(resolved);  // NOTES: a racing thread's equal decision stays
-    return map_slot;
+    Resolved& slot = row ? state.by_row[clean_logits ? 1 : 0][row] : state.by_request[head_shape][requested];
+    // NOTES: a racing thread's equal decision stays; this call runs the kernel it loaded.
+    if (!slot.family) slot = std::move(resolved);
+    else if (slot.kernel.expired()) slot.kernel = kernel;
+    return {&slot, std::move(kernel)};
 }
 
-std::shared_ptr<LoadedKernel> Dispatcher::jit_kernel(DeviceState& state, const Variant& variant,
-                                                     const ProblemShape& shape) {
-    if (state.arch.vendor == Vendor::amd) {
-        return HipKernelSource::instance().get(cache_, state.device, variant, shape.heads, shape.head_dim);
-    }
-    const Compiler& compiler = backend_.compiler();
-    return cache_.get(state.device, compiler, kernel_key_for(variant, shape.heads, shape.head_dim, state.arch, compiler),
-                      [&] { return compile_request_for(variant, shape.heads, shape.head_dim, state.arch); });
+std::shared_ptr<LoadedKernel> Dispatcher::load(DeviceState& state, const Resolved& resolved, const ProblemShape& shape) {
+    if (resolved.baseline) return prebuilt_kernel(state, resolved.baseline->kernel);
+    return backend_.generated_kernel(cache_, state.device, resolved.launched, shape.heads, shape.head_dim);
 }
 
-std::shared_ptr<LoadedKernel> Dispatcher::prebuilt_kernel(DeviceState& state, const std::string& name) {
-    std::lock_guard lock(state.mutex);
-    auto& slot = state.prebuilt[name];
-    if (!slot) slot = state.device.load(prebuilt_binary_for(state.arch), name);
-    return slot;
+std::shared_ptr<LoadedKernel> Dispatcher::prebuilt_kernel(DeviceState& state, const PrebuiltKernel& kernel) {
+    const KernelKey key{.family = "prebuilt", .variant = kernel.kernel_name, .arch = state.arch.target_id(),
+                        .options_fingerprint = backend_.name()};
+    return cache_.get_prebuilt(state.device, key, kernel.binary, kernel.kernel_name);
 }
 
-void Dispatcher::launch(Device& device, const Variant& variant, LoadedKernel& kernel, MqaLogitsArgs& args,
+void Dispatcher::launch(DeviceState& state, const Resolved& resolved, LoadedKernel& kernel, MqaLogitsArgs& args,
                         void* stream) {
-    const LaunchPlan plan = family_for(variant).plan(variant, args.shape, device, args.params);
-    device.launch(kernel, plan.config, stream, &args.params, sizeof(args.params));
+    const LaunchPlan plan = resolved.family->plan(resolved.launched, args.shape, state.limits, args.params);
+    fill_launch_fields(plan, state.device, args.params);
+    state.device.launch(kernel, plan.config, stream, &args.params, sizeof(args.params));
 }
 
 void Dispatcher::run_reference(MqaLogitsArgs& args, void* stream) {
     DeviceState& state = state_for(*backend_.current_device());
-    MQAJIT_CHECK_KIND(unsupported, state.arch.vendor == Vendor::nvidia,
-                      "the reference kernel is built for NVIDIA GPUs only; {} ({}) has none", state.device.name(),
-                      state.arch.target_id());
-    auto kernel = prebuilt_kernel(state, kReferenceKernelName);
-    LaunchConfig config;
-    config.grid_x = static_cast<unsigned>((args.shape.seq_len_kv + 127) / 128);
-    // NOTES: gridDim.y stops at 65535; the reference kernel strides over the rows past it.
-    config.grid_y = static_cast<unsigned>(std::min<std::int64_t>(args.shape.seq_len, 65535));
-    config.block_x = 128;
-    state.device.launch(*kernel, config, stream, &args.params, sizeof(args.params));
+    const std::shared_ptr<LoadedKernel> kernel = prebuilt_kernel(state, backend_.reference(state.arch));
+    state.device.launch(*kernel, reference_launch_config(args.shape), stream, &args.params, sizeof(args.params));
 }
 
 }  // namespace mqajit

@@ -1,7 +1,8 @@
 #pragma once
 // The straight line of one mqa_logits() call: live device -> tuning-table lookup -> variant ->
-// registry check -> cached kernel (generate, compile, load on a miss) -> launch. JIT failures are
-// caught here and only here: logged once, then the pre-built baseline serves.
+// registry check -> cached kernel (the backend generates, compiles and loads it on a miss) ->
+// the family's launch plan -> launch. JIT failures are caught here and only here: logged once,
+// then the backend's pre-built baseline serves. No vendor is named: the backend answers.
 
 #include <memory>
 #include <mutex>
@@ -9,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "codegen/kernel_family.hpp"
 #include "mqajit/mqa_logits.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/kernel_cache.hpp"
@@ -16,10 +18,6 @@
 #include "variants/variant.hpp"
 
 namespace mqajit {
-
-// The cache key and the compile request of a generated kernel: shared by dispatch and `mqajit aot`.
-KernelKey kernel_key_for(const Variant& variant, int heads, int head_dim, const Arch& arch, const Compiler& compiler);
-CompileRequest compile_request_for(const Variant& variant, int heads, int head_dim, const Arch& arch);
 
 // Which kernel serves a shape on a device, and why.
 struct KernelChoice {
@@ -32,30 +30,37 @@ public:
     static Dispatcher& instance();
 
     void run(MqaLogitsArgs& args, const MqaLogitsOptions& options);
-    // The reference kernel (fp32 on CUDA cores), for tests, the demo and the tuner.
+    // The backend's reference kernel (fp32, e4m3 decoded in software), for tests, the demo and the tuner.
     void run_reference(MqaLogitsArgs& args, void* stream);
     // The decision for a call of a shape in a mode on the current device, without compiling or launching.
     KernelChoice choose(const ProblemShape& shape, bool clean_logits, const std::string& requested_variant);
+    // The backend dispatch runs on (the live one).
+    Backend& backend() const { return backend_; }
 
 private:
     Dispatcher();
 
-    // A decision with its kernel loaded: what a warm call needs, found with one hash lookup.
+    // A decision: what a warm call needs, found with one hash lookup. The kernel itself stays in
+    // the kernel cache (whose capacity bounds what is loaded); a weak reference finds it there
+    // without a key, and an evicted one is loaded again.
     struct Resolved {
         std::optional<Variant> variant;  // the choice; nullopt: the baseline
         std::string reason;
-        Variant launched;                      // whose launch plan applies: the choice, or the baseline's variant
-        std::shared_ptr<LoadedKernel> kernel;  // what runs: the JIT kernel or the pre-built baseline
+        Variant launched;                       // whose launch plan applies: the choice, or the baseline's variant
+        const MqaLogitsFamily* family = nullptr;  // launched's family
+        std::optional<BaselineKernel> baseline;   // set when the baseline runs
+        std::weak_ptr<LoadedKernel> kernel;
     };
     struct DeviceState;
 
     DeviceState& state_for(Device& device);
     KernelChoice decide(DeviceState& state, const ProblemShape& shape, bool clean_logits, const std::string& requested);
-    const Resolved& resolve(DeviceState& state, const ProblemShape& shape, bool clean_logits,
-                            const std::string& requested);
-    std::shared_ptr<LoadedKernel> jit_kernel(DeviceState& state, const Variant& variant, const ProblemShape& shape);
-    std::shared_ptr<LoadedKernel> prebuilt_kernel(DeviceState& state, const std::string& name);
-    void launch(Device& device, const Variant& variant, LoadedKernel& kernel, MqaLogitsArgs& args, void* stream);
+    // The decision for a call of a shape in a mode, and its kernel, loaded.
+    std::pair<const Resolved*, std::shared_ptr<LoadedKernel>> resolve(DeviceState& state, const ProblemShape& shape,
+                                                                      bool clean_logits, const std::string& requested);
+    std::shared_ptr<LoadedKernel> load(DeviceState& state, const Resolved& resolved, const ProblemShape& shape);
+    std::shared_ptr<LoadedKernel> prebuilt_kernel(DeviceState& state, const PrebuiltKernel& kernel);
+    void launch(DeviceState& state, const Resolved& resolved, LoadedKernel& kernel, MqaLogitsArgs& args, void* stream);
 
     Backend& backend_;
     KernelCache cache_;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "codegen/prebuilt_amd.hpp"
 #include "core/check.hpp"
 #include "core/log.hpp"
 #include "runtime/hip_device_query.hpp"
@@ -15,7 +16,8 @@ HipBackend::Libraries HipBackend::default_libraries() {
             .clang = ClangHipCompiler::default_candidates()};
 }
 
-HipBackend::HipBackend(Libraries libraries) : libraries_(std::move(libraries)) {}
+HipBackend::HipBackend(Libraries libraries)
+    : libraries_(std::move(libraries)), kernel_source_([this]() -> const Compiler& { return runtime_compiler(); }) {}
 
 const Compiler& HipBackend::compiler() const {
     const std::lock_guard lock(compiler_mutex_);
@@ -97,6 +99,20 @@ std::shared_ptr<Device> HipBackend::current_device() {
     int ordinal = 0;
     hip_check(*state.api, state.api->hipGetDevice(&ordinal), "hipGetDevice");
     return open_device(ordinal);
+}
+
+std::shared_ptr<LoadedKernel> HipBackend::generated_kernel(KernelCache& cache, Device& device, const Variant& variant,
+                                                           int heads, int head_dim) const {
+    return kernel_source_.get(cache, device, variant, heads, head_dim);
+}
+
+BaselineKernel HipBackend::baseline(const Arch& arch, int heads, int head_dim) const {
+    PrebuiltBaseline baseline = prebuilt_amd_baseline(arch, heads, head_dim);
+    return {baseline.variant, {prebuilt_amd_code_object(arch), std::move(baseline.kernel_name)}};
+}
+
+PrebuiltKernel HipBackend::reference(const Arch& arch) const {
+    return {prebuilt_amd_code_object_for(arch), kReferenceKernelName};
 }
 
 }  // namespace mqajit

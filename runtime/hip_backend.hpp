@@ -14,6 +14,7 @@
 #include "runtime/compiler_hiprtc.hpp"
 #include "runtime/hip_api.hpp"
 #include "runtime/hip_device.hpp"
+#include "runtime/hip_kernel_source.hpp"
 
 namespace mqajit {
 
@@ -35,12 +36,19 @@ public:
     const Compiler& compiler() const override;
     // hiprtc, what dispatch compiles with on an AMD device; throws Error(not_found) without libhiprtc
     // and Error(unsupported) for a hiprtc older than 6.0.
-    const Compiler& runtime_compiler() const;
+    const Compiler& runtime_compiler() const override;
     DriverStatus driver_status() const override;
     int device_count() const override;
     std::shared_ptr<Device> open_device(int ordinal) override;
     // The HIP runtime's current device of the calling thread (device 0 unless the program chose).
     std::shared_ptr<Device> current_device() override;
+
+    // A code object `mqajit aot` left in the disk cache, else hiprtc (HipKernelSource).
+    std::shared_ptr<LoadedKernel> generated_kernel(KernelCache& cache, Device& device, const Variant& variant,
+                                                   int heads, int head_dim) const override;
+    // The clang-22 code objects' (codegen/prebuilt_amd/).
+    BaselineKernel baseline(const Arch& arch, int heads, int head_dim) const override;
+    PrebuiltKernel reference(const Arch& arch) const override;
 
 private:
     struct Runtime {
@@ -57,6 +65,7 @@ private:
     mutable std::mutex compiler_mutex_;
     mutable std::unique_ptr<ClangHipCompiler> compiler_;
     mutable std::unique_ptr<HiprtcCompiler> runtime_compiler_;
+    mutable HipKernelSource kernel_source_;
     std::mutex devices_mutex_;
     std::map<int, std::shared_ptr<HipDevice>> devices_;
 };

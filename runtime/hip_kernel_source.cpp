@@ -8,10 +8,8 @@
 
 #include "core/check.hpp"
 #include "core/log.hpp"
-#include "runtime/backend.hpp"
 #include "runtime/compiler_clang_hip.hpp"
-#include "runtime/dispatch.hpp"
-#include "runtime/hip_backend.hpp"
+#include "runtime/kernel_request.hpp"
 
 namespace mqajit {
 namespace {
@@ -70,12 +68,6 @@ std::vector<std::string> clang_hip_versions_in(const std::filesystem::path& root
 }
 
 HipKernelSource::HipKernelSource(CompilerProvider runtime_compiler) : runtime_compiler_(std::move(runtime_compiler)) {}
-
-HipKernelSource& HipKernelSource::instance() {
-    static HipKernelSource source(
-        []() -> const Compiler& { return dynamic_cast<HipBackend&>(backend_for(Vendor::amd)).runtime_compiler(); });
-    return source;
-}
 
 const std::vector<std::string>& HipKernelSource::aot_versions(const std::filesystem::path& root) {
     const std::lock_guard lock(versions_mutex_);

@@ -1,5 +1,5 @@
 #pragma once
-// Where dispatch gets a generated kernel for an AMD device: a code object that `mqajit aot` left in
+// Where the HIP backend gets a generated kernel for an AMD device: a code object that `mqajit aot` left in
 // the disk cache, found under the very key aot made (no compile), else hiprtc, compiling for the
 // live device's full target ID ("gfx942:sramecc+:xnack-"), whose flags go into the cache keys.
 
@@ -38,9 +38,6 @@ public:
     // the compiler or the device threw; dispatch turns that into the baseline.
     std::shared_ptr<LoadedKernel> get(KernelCache& cache, Device& device, const Variant& variant, int heads,
                                       int head_dim);
-
-    // The process's source, compiling with the HIP backend's hiprtc.
-    static HipKernelSource& instance();
 
 private:
     std::shared_ptr<LoadedKernel> ahead_of_time(KernelCache& cache, Device& device, const Variant& variant, int heads,

@@ -95,6 +95,11 @@ std::shared_ptr<LoadedKernel> KernelCache::get(Device& device, const Compiler& c
                                  [&] { return load(device, compiler, key, make_request()); });
 }
 
+std::shared_ptr<LoadedKernel> KernelCache::get_prebuilt(Device& device, const KernelKey& key,
+                                                       std::span<const char> binary, const std::string& kernel_name) {
+    return memory_.get_or_create(LoadedKey{device.ordinal(), key}, [&] { return device.load(binary, kernel_name); });
+}
+
 KernelCache::AotResult KernelCache::compile_ahead_of_time(const Compiler& compiler, const KernelKey& key,
                                                           const std::function<CompileRequest()>& make_request) {
     MQAJIT_CHECK_KIND(unsupported, disk_.has_value(),

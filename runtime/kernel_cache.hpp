@@ -1,12 +1,14 @@
 #pragma once
 // Loaded kernels by KernelKey: a memory hit is one lookup (no source is generated); a miss generates
 // the source, then takes the binary from the disk cache or compiles and stores it, then loads it.
+// Its capacity is the one bound on loaded kernels: callers keep them only while they use them.
 
 #include <cstddef>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "runtime/compiler.hpp"
@@ -45,6 +47,11 @@ public:
     // Throws mqajit::Error (compile_failed, driver, ...) when it cannot be built or loaded.
     std::shared_ptr<LoadedKernel> get(Device& device, const Compiler& compiler, const KernelKey& key,
                                       const std::function<CompileRequest()>& make_request);
+
+    // A pre-built kernel (the baseline, the reference) loaded on `device`, held under `key` with the
+    // generated ones, so that one capacity bounds every kernel the process keeps loaded.
+    std::shared_ptr<LoadedKernel> get_prebuilt(Device& device, const KernelKey& key, std::span<const char> binary,
+                                               const std::string& kernel_name);
 
     struct AotResult {
         std::filesystem::path entry;  // <root>/<key>

@@ -5,7 +5,7 @@
 namespace mqajit {
 
 RuntimeStatus runtime_status() {
-    const DriverStatus status = backend_for(Vendor::nvidia).driver_status();
+    const DriverStatus status = live_driver_status();
     return RuntimeStatus{.gpu_available = status.available, .message = status.message};
 }
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs mqajit's build dependencies from Debian's packages, then configures and builds into
 # ./build. Run as root on Debian 12 (or with sudo). The CUDA toolkit (nvcc, NVRTC headers) is
-# expected in /usr/local/cuda or on PATH; it is not a Debian package.
+# looked for in /usr/local/cuda or on PATH; it is not a Debian package. Without it the build has no
+# NVIDIA backend (MQAJIT_WITH_CUDA=OFF): AMD devices, the tuning tables and AMD ahead-of-time
+# compiles still work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,8 +25,14 @@ fi
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH=/usr/local/cuda/bin:$PATH
 fi
-command -v nvcc >/dev/null || { echo "setup: nvcc not found; install the CUDA toolkit (12.8 or newer) in /usr/local/cuda" >&2; exit 1; }
+cuda_args=()
+if command -v nvcc >/dev/null; then
+  cuda_args=(-DCMAKE_CUDA_COMPILER="$(command -v nvcc)")
+else
+  echo "setup: nvcc not found: building without the NVIDIA backend (install the CUDA toolkit 12.8 or newer in /usr/local/cuda for it)"
+  cuda_args=(-DMQAJIT_WITH_CUDA=OFF)
+fi
 
 build_type=${MQAJIT_BUILD_TYPE:-RelWithDebInfo}
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$build_type" -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" ${MQAJIT_CMAKE_ARGS:-}
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$build_type" "${cuda_args[@]}" ${MQAJIT_CMAKE_ARGS:-}
 cmake --build build --parallel "$(nproc)"

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "runtime/hip_backend.hpp"
 #include "tests/fake_hip/fake_hip_control.hpp"
+#include "tests/support.hpp"
 
 namespace mqajit::testing {
 
@@ -89,5 +91,30 @@ inline std::vector<char> tiny_code_object(std::uint32_t flags, std::string_view 
     elf.append(payload);
     return {elf.begin(), elf.end()};
 }
+
+// A folder where the fake libraries go by ROCm's names (libamdhip64.so, libhiprtc.so), and a kernel
+// cache, for processes (a test child, the CLI) that open them as they would open ROCm.
+class FakeRocmInstall {
+public:
+    explicit FakeRocmInstall(bool with_hiprtc) : dir_("fake-rocm") {
+        std::filesystem::create_directories(dir_.path() / "lib");
+        std::filesystem::create_symlink(MQAJIT_FAKE_AMDHIP64, dir_.path() / "lib" / "libamdhip64.so");
+        if (with_hiprtc) std::filesystem::create_symlink(MQAJIT_FAKE_HIPRTC, dir_.path() / "lib" / "libhiprtc.so");
+    }
+    const std::filesystem::path& dir() const { return dir_.path(); }
+    std::filesystem::path cache() const { return dir_.path() / "cache"; }
+
+    // Runs `command` (with its own VAR=value prefixes) where the loader finds the fakes, with this
+    // folder's kernel cache and the build's system tuning table; stdout and stderr together.
+    int run(const std::string& command, std::string* output) const {
+        return run_command("LD_LIBRARY_PATH=" + (dir_.path() / "lib").string() + " MQAJIT_CACHE_DIR=" +
+                               cache().string() + " MQAJIT_SYSTEM_DB=" MQAJIT_BINARY_DIR
+                               "/share/mqajit/system_tuning.db " + command + " 2>&1",
+                           output);
+    }
+
+private:
+    TempDir dir_;
+};
 
 }  // namespace mqajit::testing

@@ -24,7 +24,30 @@ constexpr std::string_view kChildFlag = "--mqajit-child=";
 
 std::filesystem::path self_path() { return std::filesystem::read_symlink("/proc/self/exe"); }
 
+bool g_single_test_case = false;
+
 }  // namespace
+
+bool note_test_selection(int argc, char** argv) {
+    constexpr std::string_view kTestCaseFlag = "--test-case=";
+    int selections = 0;
+    bool pattern = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg(argv[i]);
+        if (!arg.starts_with(kTestCaseFlag)) continue;
+        ++selections;
+        pattern = pattern || arg.find('*') != std::string_view::npos || arg.find('?') != std::string_view::npos;
+    }
+    // NOTES: doctest_discover_tests runs each test case as `mqajit_tests --test-case=<its name>`.
+    g_single_test_case = selections == 1 && !pattern;
+    return g_single_test_case;
+}
+
+void skip_test(const std::string& reason) {
+    std::printf("skipped: %s\n", reason.c_str());
+    std::fflush(stdout);
+    if (g_single_test_case) std::exit(kSkipExitCode);
+}
 
 TempDir::TempDir(std::string_view tag) {
     std::random_device entropy;

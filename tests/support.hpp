@@ -1,5 +1,5 @@
 #pragma once
-// Shared test helpers: temporary folders, child processes, and the GPU skip line.
+// Shared test helpers: temporary folders, child processes, and skipping a test case.
 
 #include <filesystem>
 #include <functional>
@@ -8,6 +8,23 @@
 #include <vector>
 
 namespace mqajit::testing {
+
+// ctest reports a test that exits with this code as skipped (SKIP_RETURN_CODE in tests/CMakeLists.txt).
+inline constexpr int kSkipExitCode = 77;
+
+// Called by main.cpp: notes, and returns, whether this process is ctest's run of one test case
+// (--test-case=NAME).
+bool note_test_selection(int argc, char** argv);
+
+// Ends the calling test case as skipped, saying why on one line. In ctest's run of one test case
+// the process exits with kSkipExitCode, so ctest counts the test as skipped, not passed; in a run
+// of many it returns, and MQAJIT_SKIP returns from the test case. Call it before any check.
+void skip_test(const std::string& reason);
+#define MQAJIT_SKIP(reason)                        \
+    do {                                           \
+        ::mqajit::testing::skip_test(reason);      \
+        return;                                    \
+    } while (false)
 
 // A fresh folder under the system temp dir, removed when the object goes away.
 class TempDir {

@@ -1,5 +1,5 @@
 // gfx942's MFMA reads fp8 as e4m3fnuz; the kernel re-encodes e4m3fn inputs on their way into LDS
-// and multiplies the head weights by 4 (codegen/templates/gfx9_mqa_logits.cuh). Checked here on the
+// and multiplies the head weights by 4 (codegen/families/gfx9_mqa_logits/gfx9_mqa_logits.cuh). Checked here on the
 // CPU for every code, every byte position of the four-byte form, and every product of two codes.
 
 #include <doctest/doctest.h>
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <random>
 
-#include "codegen/templates/gfx9_mqa_logits.cuh"
+#include "codegen/families/gfx9_mqa_logits/gfx9_mqa_logits.cuh"
 
 namespace {
 

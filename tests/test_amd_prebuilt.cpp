@@ -1,6 +1,7 @@
-// The AMD baseline code objects linked into the library: present exactly when clang-22 was found at
-// build time, each a valid AMDGPU ELF for its processor (checked by llvm-readelf-22 too, where
-// installed) holding every baseline kernel; absent, dispatch's error says why.
+// The AMD baseline and reference code objects linked into the library: present exactly when
+// clang-22 was found at build time, each a valid AMDGPU ELF for its processor (checked by
+// llvm-readelf-22 too, where installed) holding every baseline kernel and the reference kernel, as
+// the HIP backend hands them out; absent, the backend's error says why.
 
 #include <doctest/doctest.h>
 
@@ -8,13 +9,14 @@
 #include <fstream>
 #include <string>
 
-#include "codegen/families.hpp"
+#include "codegen/family_registry.hpp"
 #include "codegen/prebuilt_amd.hpp"
 #include "mqajit/error.hpp"
+#include "runtime/backend.hpp"
 #include "runtime/hip_code_object.hpp"
 #include "tests/error_kind.hpp"
 #include "tests/support.hpp"
-#include "variants/registry.hpp"
+#include "codegen/variant_registry.hpp"
 
 using namespace mqajit;
 
@@ -39,6 +41,8 @@ TEST_CASE("amd baseline: built in exactly when clang-22 was found at build time"
         CHECK(e.kind() == ErrorKind::unsupported);
         CHECK(std::string(e.what()).find("clang-22 and lld-22 were not found when it was built") != std::string::npos);
     }
+    CHECK(mqajit::testing::error_kind_of([] { backend_for(Vendor::amd).reference(Arch::parse("gfx942")); }) ==
+          ErrorKind::unsupported);
 #endif
 }
 
@@ -65,8 +69,16 @@ TEST_CASE("amd baseline: each code object is an AMDGPU ELF for its processor wit
                 CHECK(baseline.variant.op == MatrixOp::mfma);
                 CHECK(VariantRegistry::instance().supports(arch, heads, head_dim, baseline.variant).ok);
                 CHECK(family_for(baseline.variant).shared_bytes(baseline.variant, heads, head_dim) <= 64 * 1024);
+                const BaselineKernel from_backend = backend_for(Vendor::amd).baseline(arch, heads, head_dim);
+                CHECK(from_backend.kernel.kernel_name == baseline.kernel_name);
+                CHECK(from_backend.kernel.binary.data() == code_object.data());
             }
         }
+        // The reference kernel is in the same object, under the NVIDIA reference kernel's name.
+        CHECK(has_symbol_name(code_object, kReferenceKernelName));
+        const PrebuiltKernel reference = backend_for(Vendor::amd).reference(Arch::parse(name + ":xnack-"));
+        CHECK(reference.kernel_name == kReferenceKernelName);
+        CHECK(reference.binary.data() == code_object.data());
     }
     CHECK(prebuilt_amd_code_object(Arch::parse("gfx90a")).empty());
     CHECK(prebuilt_amd_code_object(Arch::parse("sm_90a")).empty());
@@ -79,11 +91,10 @@ TEST_CASE("amd baseline: each code object is an AMDGPU ELF for its processor wit
 }
 
 TEST_CASE("amd baseline: llvm-readelf-22 reads each code object as its processor's") {
-    if (prebuilt_amd_archs().empty()) return;  // the test above checked that clang-22 was absent
+    if (prebuilt_amd_archs().empty()) MQAJIT_SKIP("this build has no AMD code objects (no clang-22 at build time)");
     std::string version;
     if (mqajit::testing::run_command("llvm-readelf-22 --version", &version) != 0) {
-        MESSAGE("skipped: llvm-readelf-22 is not installed");
-        return;
+        MQAJIT_SKIP("llvm-readelf-22 is not installed");
     }
     const mqajit::testing::TempDir dir("amd-prebuilt");
     for (const std::string& name : prebuilt_amd_archs()) {
@@ -101,5 +112,6 @@ TEST_CASE("amd baseline: llvm-readelf-22 reads each code object as its processor
               std::string::npos);
         CHECK(header.find("amdhsa.target:   amdgcn-amd-amdhsa--" + name) != std::string::npos);
         CHECK(header.find(".name:           mqa_logits_baseline_h64_d128") != std::string::npos);
+        CHECK(header.find(".name:           mqa_logits_reference") != std::string::npos);
     }
 }

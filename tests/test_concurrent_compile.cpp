@@ -13,6 +13,7 @@
 #include "runtime/backend.hpp"
 #include "runtime/disk_cache.hpp"
 #include "runtime/kernel_cache.hpp"
+#include "tests/gpu_support.hpp"
 #include "tests/support.hpp"
 
 using namespace mqajit;
@@ -64,6 +65,7 @@ int compile_into_shared_cache(const std::vector<std::string>& args) {
 MQAJIT_TEST_CHILD("concurrent-aot-compile", compile_into_shared_cache);
 
 TEST_CASE("concurrent compile: 8 processes building one kernel publish exactly one cache entry") {
+    MQAJIT_REQUIRE_BACKEND(Vendor::nvidia);  // the children compile with NVRTC
     testing::TempDir dir("concurrent-compile");
     const fs::path cache_root = dir.path() / "kernels";
     const fs::path barrier = dir.path() / "go";

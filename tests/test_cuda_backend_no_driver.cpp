@@ -47,10 +47,7 @@ TEST_CASE("cuda backend: without a driver library the status is one line and dev
 TEST_CASE("cuda backend: the CUDA stub library is recognised, not used as a driver") {
     const std::filesystem::path stub =
         std::filesystem::path(NvrtcApi::default_candidates().back()).parent_path() / "stubs" / "libcuda.so";
-    if (!std::filesystem::exists(stub)) {
-        MESSAGE("skipped: no CUDA stub library at " << stub.string());
-        return;
-    }
+    if (!std::filesystem::exists(stub)) MQAJIT_SKIP("no CUDA stub library at " + stub.string());
     CudaBackend backend({.driver = {stub.string()}, .nvrtc = NvrtcApi::default_candidates()});
     const DriverStatus status = backend.driver_status();
     CHECK_FALSE(status.available);
@@ -62,10 +59,7 @@ TEST_CASE("cuda backend: the CUDA stub library is recognised, not used as a driv
 TEST_CASE("cuda driver api: a stub library is passed over for the next candidate") {
     const std::filesystem::path stub =
         std::filesystem::path(NvrtcApi::default_candidates().back()).parent_path() / "stubs" / "libcuda.so";
-    if (!std::filesystem::exists(stub)) {
-        MESSAGE("skipped: no CUDA stub library at " << stub.string());
-        return;
-    }
+    if (!std::filesystem::exists(stub)) MQAJIT_SKIP("no CUDA stub library at " + stub.string());
     try {
         // libc loads but is no driver: reaching it shows the stub did not end the search.
         CudaDriverApi::load(std::vector<std::string>{stub.string(), "libc.so.6"});

@@ -238,10 +238,7 @@ TEST_CASE("gpu runtime: the event timer measures device time") {
 
 TEST_CASE("gpu runtime: a TMA descriptor loads the right tile and fills outside the tensor with zeros") {
     MQAJIT_REQUIRE_GPU();
-    if (gpu->arch() < std::string("sm_90")) {
-        MESSAGE("skipped: TMA needs sm_90 or newer, this is " << gpu->arch());
-        return;
-    }
+    if (gpu->arch() < std::string("sm_90")) MQAJIT_SKIP("TMA needs sm_90 or newer, this is " + gpu->arch());
     constexpr int kCols = 128, kRows = 16;
     std::vector<unsigned char> host(kCols * kRows);
     for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<unsigned char>(i * 7 + 3);

@@ -9,7 +9,7 @@
 #include <set>
 #include <vector>
 
-#include "codegen/templates/gfx9_mqa_logits.cuh"
+#include "codegen/families/gfx9_mqa_logits/gfx9_mqa_logits.cuh"
 
 namespace {
 

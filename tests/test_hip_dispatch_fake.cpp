@@ -48,8 +48,8 @@ void call_once(const mqajit::testing::FakeRocm& rocm, std::int64_t seq_len, std:
         return;
     }
     const FakeHipLaunch& launch = rocm.last_launch();
-    std::printf("RESULT %s launched %s block %u\nREASON %s\n", report.kernel.c_str(), launch.kernel, launch.block[0],
-                report.reason.c_str());
+    std::printf("RESULT %s launched %s block %u\nREASON %s\nLOADED %d\n", report.kernel.c_str(), launch.kernel,
+                launch.block[0], report.reason.c_str(), rocm.live_modules());
 }
 
 // args: "hiprtc" | "wrong-arch" | "no-hiprtc", then seq_len:seq_len_kv[:clean_logits] calls (clean_logits
@@ -70,33 +70,17 @@ MQAJIT_TEST_CHILD("hip-dispatch", [](const std::vector<std::string>& args) {
     return 0;
 });
 
-// A folder where the fake libraries go by ROCm's names, and a kernel cache, for one child run.
-class FakeRocmInstall {
-public:
-    explicit FakeRocmInstall(bool with_hiprtc) : dir_("fake-rocm") {
-        std::filesystem::create_directories(dir_.path() / "lib");
-        std::filesystem::create_symlink(MQAJIT_FAKE_AMDHIP64, dir_.path() / "lib" / "libamdhip64.so");
-        if (with_hiprtc) std::filesystem::create_symlink(MQAJIT_FAKE_HIPRTC, dir_.path() / "lib" / "libhiprtc.so");
-    }
-    std::filesystem::path cache() const { return dir_.path() / "cache"; }
-
-    // Runs the child with `environment` (VAR=value ...) added; returns stdout and stderr together.
-    std::string run(const std::string& environment, const std::string& mode, const std::string& shapes) const {
-        const std::string command =
-            "LD_LIBRARY_PATH=" + (dir_.path() / "lib").string() + " MQAJIT_CACHE_DIR=" + cache().string() +
-            " MQAJIT_SYSTEM_DB=" MQAJIT_BINARY_DIR "/share/mqajit/system_tuning.db " + environment + " " +
-            std::filesystem::read_symlink("/proc/self/exe").string() + " --mqajit-child=hip-dispatch " + mode + " " +
-            shapes + " 2>&1";
-        std::string output;
-        const int exit_code = mqajit::testing::run_command(command, &output);
-        INFO(output);
-        CHECK(exit_code == 0);
-        return output;
-    }
-
-private:
-    mqajit::testing::TempDir dir_;
-};
+// Runs this test binary as the hip-dispatch child on the fake libraries, with `environment` added.
+std::string run_child(const mqajit::testing::FakeRocmInstall& rocm, const std::string& environment,
+                      const std::string& mode, const std::string& shapes) {
+    std::string output;
+    const int exit_code = rocm.run(environment + " " + std::filesystem::read_symlink("/proc/self/exe").string() +
+                                       " --mqajit-child=hip-dispatch " + mode + " " + shapes,
+                                   &output);
+    INFO(output);
+    CHECK(exit_code == 0);
+    return output;
+}
 
 int count(const std::string& text, const std::string& needle) {
     int found = 0;
@@ -105,11 +89,7 @@ int count(const std::string& text, const std::string& needle) {
 }
 
 // Where a real GPU answers, the child would dispatch to it, not to the fake.
-bool real_gpu_present() {
-    if (backend_for(Vendor::nvidia).device_count() == 0 && backend_for(Vendor::amd).device_count() == 0) return false;
-    MESSAGE("skipped: a real GPU is present, so dispatch would not reach the fake AMD device");
-    return true;
-}
+bool real_gpu_present() { return live_driver_status().available; }
 
 const std::string kBaselineKernel = "mqa_logits_baseline_h32_d128";
 // The gfx950 rows for (cu_num 256, H 32, D 128) of the shipped GLM-5 table.
@@ -120,9 +100,9 @@ const std::string kVariantB = "mfma32x32x64_bkv64_r2_w2_lds3";  // seq_len 1024,
 
 TEST_CASE("hip dispatch (fake MI355X): rows are looked up with the live arch despite MQAJIT_ARCH, and hiprtc "
           "builds for the full target ID") {
-    if (real_gpu_present()) return;
-    const FakeRocmInstall rocm(/*with_hiprtc=*/true);
-    const std::string output = rocm.run("MQAJIT_ARCH=gfx942", "hiprtc", "256:4096");
+    if (real_gpu_present()) MQAJIT_SKIP("a real GPU is present, so dispatch would not reach the fake AMD device");
+    const mqajit::testing::FakeRocmInstall rocm(/*with_hiprtc=*/true);
+    const std::string output = run_child(rocm, "MQAJIT_ARCH=gfx942", "hiprtc", "256:4096");
     INFO(output);
     const std::string kernel = generated_kernel_name(Variant::parse(kVariantA), kHeads, kHeadDim);
     CHECK(count(output, "RESULT " + kVariantA + " launched " + kernel + " block 128\n") == 1);
@@ -133,15 +113,15 @@ TEST_CASE("hip dispatch (fake MI355X): rows are looked up with the live arch des
 
 TEST_CASE("hip dispatch (fake MI355X): a kernel built for another arch never runs, the baseline serves, with one "
           "warning") {
-    if (real_gpu_present()) return;
-    const FakeRocmInstall rocm(/*with_hiprtc=*/true);
-    const std::string output = rocm.run("", "wrong-arch", "256:4096 256:4096");
+    if (real_gpu_present()) MQAJIT_SKIP("a real GPU is present, so dispatch would not reach the fake AMD device");
+    const mqajit::testing::FakeRocmInstall rocm(/*with_hiprtc=*/true);
+    const std::string output = run_child(rocm, "", "wrong-arch", "256:4096 256:4096");
     INFO(output);
     CHECK(count(output, "HIPRTC 1 compile(s)") == 1);
     CHECK(count(output, "variant " + kVariantA + " is unavailable on gfx950, using the baseline kernel instead") == 1);
     CHECK(count(output, "was built for gfx942, which this gfx950:sramecc+:xnack- device cannot run") >= 1);
     if (prebuilt_amd_archs().empty()) {
-        CHECK(count(output, "ERROR this build of mqajit has no AMD baseline kernel") == 2);
+        CHECK(count(output, "ERROR this build of mqajit has no AMD baseline or reference kernel") == 2);
         return;
     }
     CHECK(count(output, "RESULT baseline launched " + kBaselineKernel + " block 256\n") == 2);
@@ -149,14 +129,14 @@ TEST_CASE("hip dispatch (fake MI355X): a kernel built for another arch never run
 }
 
 TEST_CASE("hip dispatch (fake MI355X): without hiprtc every tuned row falls back to the baseline with one warning") {
-    if (real_gpu_present()) return;
-    const FakeRocmInstall rocm(/*with_hiprtc=*/false);
-    const std::string output = rocm.run("", "no-hiprtc", "256:4096 1024:4096");
+    if (real_gpu_present()) MQAJIT_SKIP("a real GPU is present, so dispatch would not reach the fake AMD device");
+    const mqajit::testing::FakeRocmInstall rocm(/*with_hiprtc=*/false);
+    const std::string output = run_child(rocm, "", "no-hiprtc", "256:4096 1024:4096");
     INFO(output);
     CHECK(count(output, "using the baseline kernel instead: hiprtc (libhiprtc.so) not found") == 1);
     CHECK(count(output, "using the baseline kernel instead") == 1);
     if (prebuilt_amd_archs().empty()) {
-        CHECK(count(output, "ERROR this build of mqajit has no AMD baseline kernel") == 2);
+        CHECK(count(output, "ERROR this build of mqajit has no AMD baseline or reference kernel") == 2);
         return;
     }
     CHECK(count(output, "RESULT baseline launched " + kBaselineKernel + " block 256\n") == 2);
@@ -164,26 +144,25 @@ TEST_CASE("hip dispatch (fake MI355X): without hiprtc every tuned row falls back
     CHECK(count(output, "REASON " + kVariantB + " failed to build: hiprtc (libhiprtc.so) not found") == 1);
 
     // With JIT off the baseline serves without a warning.
-    const std::string off = rocm.run("MQAJIT_DISABLE_JIT=1", "no-hiprtc", "256:4096");
+    const std::string off = run_child(rocm, "MQAJIT_DISABLE_JIT=1", "no-hiprtc", "256:4096");
     CHECK(count(off, "RESULT baseline launched " + kBaselineKernel + " block 256\nREASON MQAJIT_DISABLE_JIT is set") == 1);
     CHECK(count(off, "warning") == 0);
 }
 
 TEST_CASE("hip dispatch (fake MI355X): a code object from `mqajit aot` serves without hiprtc") {
-    if (real_gpu_present()) return;
+    if (real_gpu_present()) MQAJIT_SKIP("a real GPU is present, so dispatch would not reach the fake AMD device");
     try {
         ClangHipCompiler clang;
     } catch (const Error& e) {
-        MESSAGE("skipped: " << e.what());
-        return;
+        MQAJIT_SKIP(e.what());
     }
-    const FakeRocmInstall rocm(/*with_hiprtc=*/false);
+    const mqajit::testing::FakeRocmInstall rocm(/*with_hiprtc=*/false);
     std::string aot_output;
     REQUIRE(mqajit::testing::run_command("MQAJIT_CACHE_DIR=" + rocm.cache().string() + " " +
                                              mqajit::testing::cli_path().string() + " aot --arch gfx950 --variants " +
                                              kVariantA + " --heads 32 --head-dim 128 2>&1",
                                          &aot_output) == 0);
-    const std::string output = rocm.run("", "no-hiprtc", "256:4096");
+    const std::string output = run_child(rocm, "", "no-hiprtc", "256:4096");
     INFO(aot_output);
     INFO(output);
     const std::string kernel = generated_kernel_name(Variant::parse(kVariantA), kHeads, kHeadDim);
@@ -192,10 +171,10 @@ TEST_CASE("hip dispatch (fake MI355X): a code object from `mqajit aot` serves wi
 }
 
 TEST_CASE("hip dispatch (fake MI355X): a call is served by a row of its own clean_logits mode, else the other's") {
-    if (real_gpu_present()) return;
-    const FakeRocmInstall rocm(/*with_hiprtc=*/true);
+    if (real_gpu_present()) MQAJIT_SKIP("a real GPU is present, so dispatch would not reach the fake AMD device");
+    const mqajit::testing::FakeRocmInstall rocm(/*with_hiprtc=*/true);
     // The shipped gfx950 rows are clean_logits=1 rows: a clean_logits=0 call is served by them, and says so.
-    const std::string stand_in = rocm.run("", "hiprtc", "1024:4096:0 256:4096:1");
+    const std::string stand_in = run_child(rocm, "", "hiprtc", "1024:4096:0 256:4096:1");
     INFO(stand_in);
     CHECK(count(stand_in, "RESULT " + kVariantB + " launched") == 1);
     CHECK(count(stand_in, "; tuned with clean_logits=1, none with 0)") == 1);
@@ -208,10 +187,28 @@ TEST_CASE("hip dispatch (fake MI355X): a call is served by a row of its own clea
                              .head_dim = kHeadDim, .clean_logits = 0, .seq_len = 256, .seq_len_kv = 4096},
                      .backend = "jit", .variant = kVariantB, .us = 1.0};
     TuningDb(std::nullopt, user_db).insert(callers);
-    const std::string own = rocm.run("MQAJIT_TUNING_DB=" + user_db.string(), "hiprtc", "256:4096:0 1024:4096:0 256:4096:1");
+    const std::string own = run_child(rocm, "MQAJIT_TUNING_DB=" + user_db.string(), "hiprtc", "256:4096:0 1024:4096:0 256:4096:1");
     INFO(own);
     CHECK(count(own, "RESULT " + kVariantB + " launched") == 2);
     CHECK(count(own, "REASON tuned row user:" + user_db.string() + " (seq_len 256, seq_len_kv 4096)\n") == 2);
     CHECK(count(own, "RESULT " + kVariantA + " launched") == 1);
     CHECK(count(own, "none with") == 0);
+}
+
+TEST_CASE("hip dispatch (fake MI355X): MQAJIT_MEMORY_CACHE_CAPACITY bounds the kernels that stay loaded") {
+    if (real_gpu_present()) MQAJIT_SKIP("a real GPU is present, so dispatch would not reach the fake AMD device");
+    const mqajit::testing::FakeRocmInstall rocm(/*with_hiprtc=*/true);
+    // Rows A, B, A, B: with room for one kernel each call finds its kernel evicted and loads it
+    // again (from the disk cache: hiprtc compiles each once), and only one stays loaded.
+    const std::string output =
+        run_child(rocm, "MQAJIT_MEMORY_CACHE_CAPACITY=1", "hiprtc", "256:4096 1024:4096 256:4096 1024:4096");
+    INFO(output);
+    CHECK(count(output, "RESULT " + kVariantA + " launched") == 2);
+    CHECK(count(output, "RESULT " + kVariantB + " launched") == 2);
+    CHECK(count(output, "LOADED 1\n") == 4);
+    CHECK(count(output, "HIPRTC 2 compile(s)") == 1);
+    // With room for both, both stay.
+    const std::string roomy = run_child(rocm, "MQAJIT_MEMORY_CACHE_CAPACITY=8", "hiprtc", "256:4096 1024:4096 256:4096");
+    INFO(roomy);
+    CHECK(count(roomy, "LOADED 2\n") == 2);
 }

@@ -9,7 +9,7 @@
 
 #include "mqajit/error.hpp"
 #include "runtime/compiler_clang_hip.hpp"
-#include "runtime/dispatch.hpp"
+#include "runtime/kernel_request.hpp"
 #include "runtime/hip_kernel_source.hpp"
 #include "runtime/hiprtc_api.hpp"
 #include "tests/error_kind.hpp"

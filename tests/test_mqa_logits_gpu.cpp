@@ -9,7 +9,7 @@
 
 #include "tests/gpu_support.hpp"
 #include "tools/common/device_problem.hpp"
-#include "variants/registry.hpp"
+#include "codegen/variant_registry.hpp"
 
 using namespace mqajit;
 using namespace mqajit::tools;
@@ -131,10 +131,7 @@ TEST_CASE("gpu: a forced KV split count gives the same bits as the automatic one
     const Arch arch = Arch::parse(gpu->arch());
     const auto variants = VariantRegistry::instance().variants(arch, 32, 128);
     const auto wgmma = std::find_if(variants.begin(), variants.end(), [](const Variant& v) { return v.op == MatrixOp::wgmma; });
-    if (wgmma == variants.end()) {
-        MESSAGE(fmt::format("skipped: {} runs no wgmma variant", arch.name));
-        return;
-    }
+    if (wgmma == variants.end()) MQAJIT_SKIP(arch.name + " runs no wgmma variant");
     for (const Case& c : {Case{256, 5000, MaskKind::causal}, Case{300, 5000, MaskKind::packed, 5}}) {
         DeviceProblem problem(*gpu, make_problem(c.seq_len, c.seq_len_kv, 32, 128, c.mask, fresh_seed(),
                                                  c.seq_len_kv + c.row_padding));

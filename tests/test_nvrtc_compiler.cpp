@@ -13,6 +13,7 @@
 
 #include "mqajit/error.hpp"
 #include "runtime/compiler_nvrtc.hpp"
+#include "tests/support.hpp"
 
 using namespace mqajit;
 
@@ -119,10 +120,7 @@ TEST_CASE("nvrtc: only NVIDIA archs are accepted") {
 
 TEST_CASE("nvrtc: the toolkit's libnvrtc loads by absolute path and finds its builtins") {
     const std::string toolkit_copy = NvrtcApi::default_candidates().back();
-    if (!std::filesystem::exists(toolkit_copy)) {
-        MESSAGE("skipped: no toolkit NVRTC at " << toolkit_copy);
-        return;
-    }
+    if (!std::filesystem::exists(toolkit_copy)) MQAJIT_SKIP("no toolkit NVRTC at " + toolkit_copy);
     const NvrtcCompiler by_path(NvrtcApi::load(std::vector<std::string>{toolkit_copy}));
     CHECK(is_elf(by_path.compile(request_for(kAddOne, "sm_90a")).binary));
 }

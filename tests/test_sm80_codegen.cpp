@@ -1,6 +1,7 @@
-// The mma family without a GPU: every registered variant compiles under NVRTC without spills, the
-// generator and launch plan, the template's index math replayed on the CPU (coverage of the logits,
-// ldmatrix fragments against the PTX layouts, exact e4m3 widening), and the pre-built fatbin.
+// The sm80_mqa_logits family without a GPU: every registered variant compiles under NVRTC without
+// spills (skipped in a build without the CUDA backend), the generator and launch plan, the
+// template's index math replayed on the CPU (coverage of the logits, ldmatrix fragments against the
+// PTX layouts, exact e4m3 widening). The nvcc-built kernels: tests/test_cuda_prebuilt.cpp.
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -10,21 +11,19 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "codegen/families.hpp"
-#include "codegen/prebuilt.hpp"
-#include "codegen/sm80_family.hpp"
-#include "codegen/templates/sm80_mqa_logits.cuh"
+#include "codegen/families/gfx9_mqa_logits/family.hpp"
+#include "codegen/families/sm90_mqa_logits/family.hpp"
+#include "codegen/family_registry.hpp"
+#include "codegen/families/sm80_mqa_logits/family.hpp"
+#include "codegen/families/sm80_mqa_logits/sm80_mqa_logits.cuh"
 #include "mqajit/error.hpp"
 #include "runtime/backend.hpp"
 #include "tests/error_kind.hpp"
-#include "tests/runtime_fakes.hpp"
-#include "variants/registry.hpp"
+#include "tests/gpu_support.hpp"
+#include "codegen/variant_registry.hpp"
 
 namespace {
 
@@ -46,11 +45,12 @@ std::vector<Variant> mma_variants(const Arch& arch, int heads, int head_dim) {
 // ---- NVRTC ------------------------------------------------------------------------------------
 
 void check_mma_variants_compile(int heads, int head_dim) {
+    MQAJIT_REQUIRE_BACKEND(mqajit::Vendor::nvidia);
     for (const char* arch_name : {"sm_90a", "sm_89", "sm_80"}) {
         const Arch arch = Arch::parse(arch_name);
         const std::vector<Variant> variants = mma_variants(arch, heads, head_dim);
         REQUIRE_FALSE(variants.empty());
-        const mqajit::Compiler& compiler = mqajit::backend_for(arch).compiler();
+        const mqajit::Compiler& compiler = backend->compiler();
         for (const Variant& v : variants) {
             CAPTURE(v.name());
             CAPTURE(arch.name);
@@ -111,7 +111,7 @@ TEST_CASE("sm80 codegen: the generated unit names the variant and instantiates t
 }
 
 TEST_CASE("sm80 codegen: the generator refuses what the template cannot build, saying why") {
-    const mqajit::KernelFamily& family = mqajit::sm80_mma_family();
+    const mqajit::KernelFamily& family = mqajit::sm80_mqa_logits_family();
     const Arch sm80 = Arch::parse("sm_80");
     CHECK(mqajit::testing::error_kind_of([&] { family.generate(Variant::parse("mma16x8x32_bkv64_r4_w4_lds2"), 32, 128, sm80); }) ==
           ErrorKind::unsupported);
@@ -125,8 +125,8 @@ TEST_CASE("sm80 codegen: the generator refuses what the template cannot build, s
     // r1 at 64 heads with four m tiles per warp cannot be split into passes of whole rows.
     CHECK(mqajit::testing::error_kind_of([&] { family.generate(Variant::parse("mma16x8x16_bkv64_r1_w1_lds2"), 64, 128, sm80); }) ==
           ErrorKind::unsupported);
-    CHECK(&mqajit::family_for(Variant::parse("mfma32x32x64_bkv128_r2_w4_lds3")) == &mqajit::gfx9_mfma_family());
-    CHECK(&mqajit::family_for(Variant::parse("wgmma64x128x32_bkv128_r4_w2_lds3")) == &mqajit::sm90_wgmma_family());
+    CHECK(&mqajit::family_for(Variant::parse("mfma32x32x64_bkv128_r2_w4_lds3")) == &mqajit::gfx9_mqa_logits_family());
+    CHECK(&mqajit::family_for(Variant::parse("wgmma64x128x32_bkv128_r4_w2_lds3")) == &mqajit::sm90_mqa_logits_family());
 }
 
 TEST_CASE("sm80 codegen: shared memory fits every GPU the variant is registered for") {
@@ -142,7 +142,7 @@ TEST_CASE("sm80 codegen: shared memory fits every GPU the variant is registered 
                 const std::size_t operands = std::size_t(v.rows) * heads * head_dim + std::size_t(v.stages) * v.bkv * head_dim;
                 CHECK(bytes >= operands + std::size_t(v.rows) * v.bkv * 4);  // + the staged result tile
                 CHECK(bytes <= 99u * 1024);
-                CHECK(mqajit::sm80_mma_family().shared_bytes(v, heads, head_dim) == bytes);
+                CHECK(mqajit::sm80_mqa_logits_family().shared_bytes(v, heads, head_dim) == bytes);
             }
             (void)sm80;
         }
@@ -157,8 +157,8 @@ MqaLogitsParams aligned_params() {
 }
 
 TEST_CASE("sm80 codegen: the launch plan covers the problem and keeps every SM busy") {
-    mqajit::testing::FakeDevice device;  // 132 SMs
-    const mqajit::KernelFamily& family = mqajit::sm80_mma_family();
+    const mqajit::DeviceLimits device{.multiprocessors = 132, .max_shared_bytes_per_block = 232448};  // an H200
+    const mqajit::MqaLogitsFamily& family = mqajit::sm80_mqa_logits_family();
     const Variant v = Variant::parse("mma16x8x32_bkv64_r4_w4_lds2");
     struct Case {
         std::int64_t seq_len, seq_len_kv;
@@ -166,7 +166,7 @@ TEST_CASE("sm80 codegen: the launch plan covers the problem and keeps every SM b
     for (const Case c : {Case{4096, 8192}, Case{256, 16384}, Case{3, 100}, Case{1, 64}, Case{17, 1}, Case{9, 6400}}) {
         CAPTURE(c.seq_len);
         CAPTURE(c.seq_len_kv);
-        MqaLogitsParams params = aligned_params();
+        const MqaLogitsParams params = aligned_params();
         const mqajit::LaunchPlan plan = family.plan(v, {32, 128, c.seq_len, c.seq_len_kv}, device, params);
         const std::int64_t q_blocks = (c.seq_len + 3) / 4;
         const std::int64_t tiles = (c.seq_len_kv + 63) / 64;
@@ -174,8 +174,8 @@ TEST_CASE("sm80 codegen: the launch plan covers the problem and keeps every SM b
         CHECK(plan.config.grid_y == unsigned(plan.num_kv_splits));
         CHECK(plan.config.block_x == 128);
         CHECK(plan.config.dynamic_shared_bytes == mqajit::sm80_shared_bytes(v, 32, 128));
-        CHECK(params.num_q_blocks == q_blocks);
-        CHECK(params.num_kv_splits == plan.num_kv_splits);
+        CHECK(plan.num_q_blocks == q_blocks);
+        CHECK(plan.tensor_maps().empty());
         CHECK(plan.num_kv_splits >= 1);
         CHECK(plan.num_kv_splits <= tiles);
         CHECK((q_blocks * plan.num_kv_splits >= 2 * 132 || plan.num_kv_splits == tiles));
@@ -184,6 +184,9 @@ TEST_CASE("sm80 codegen: the launch plan covers the problem and keeps every SM b
         }
     }
     MqaLogitsParams misaligned = aligned_params();
+    const mqajit::DeviceLimits small{.multiprocessors = 108, .max_shared_bytes_per_block = 16 * 1024};
+    CHECK(mqajit::testing::error_kind_of([&] { family.plan(v, {32, 128, 8, 8}, small, misaligned); }) ==
+          ErrorKind::unsupported);  // more shared memory than the device has
     misaligned.kv_stride_n = 136 + 4;
     CHECK(mqajit::testing::error_kind_of([&] { family.plan(v, {32, 128, 8, 8}, device, misaligned); }) == ErrorKind::invalid_argument);
 }
@@ -407,66 +410,4 @@ TEST_CASE("sm80 e4m3: the software decoder and the f16 widening are exact") {
     CHECK(mqa::kF16ScaledProductCorrection == 65536.0f);
 }
 
-// ---- pre-built kernels -----------------------------------------------------------------------------
-
-TEST_CASE("sm80 prebuilt: the fatbin holds every baseline and the reference kernel") {
-    const std::span<const char> fatbin = mqajit::prebuilt_fatbin();
-    REQUIRE(fatbin.size() > 1024);
-    const std::string_view bytes(fatbin.data(), fatbin.size());
-    for (int heads : {32, 64}) {
-        for (int head_dim : {64, 128}) {
-            const std::string name = mqajit::baseline_kernel_name(heads, head_dim);
-            CHECK(name == fmt::format("mqa_logits_baseline_h{}_d{}", heads, head_dim));
-            CHECK(contains(bytes, name));
-        }
-    }
-    CHECK(contains(bytes, mqajit::kReferenceKernelName));
-    CHECK(mqajit::testing::error_kind_of([] { mqajit::baseline_kernel_name(16, 128); }) == ErrorKind::unsupported);
-}
-
-TEST_CASE("sm80 prebuilt: each baseline kernel is instantiated from baseline_variant(heads)") {
-    std::ifstream file(std::string(MQAJIT_SOURCE_DIR) + "/codegen/prebuilt/prebuilt_kernels.cu");
-    REQUIRE(file.good());
-    std::stringstream text;
-    text << file.rdbuf();
-    const std::string source = text.str();
-    const std::regex line(R"(MQA_SM80_MQA_LOGITS_KERNEL\((\w+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\w+)\))");
-    int found = 0;
-    for (auto it = std::sregex_iterator(source.begin(), source.end(), line); it != std::sregex_iterator(); ++it) {
-        const std::smatch& m = *it;
-        const int heads = std::stoi(m[2]), head_dim = std::stoi(m[3]);
-        CAPTURE(m[1].str());
-        const Variant expected = mqajit::baseline_variant(heads);
-        CHECK(m[1].str() == mqajit::baseline_kernel_name(heads, head_dim));
-        CHECK(std::stoi(m[4]) == expected.bkv);
-        CHECK(std::stoi(m[5]) == expected.rows);
-        CHECK(std::stoi(m[6]) == expected.warps);
-        CHECK(std::stoi(m[7]) == expected.stages);
-        CHECK(m[8].str() == (expected.k == 32 ? "true" : "false"));
-        ++found;
-    }
-    CHECK(found == 4);
-}
-
 }  // namespace
-
-TEST_CASE("prebuilt baseline: sm_90a gets the wgmma kernel, other archs the mma one, both in the fatbin") {
-    const std::string_view fatbin(mqajit::prebuilt_fatbin().data(), mqajit::prebuilt_fatbin().size());
-    for (int heads : {32, 64}) {
-        for (int head_dim : {64, 128}) {
-            const auto hopper = mqajit::prebuilt_baseline(Arch::parse("sm_90a"), heads, head_dim);
-            const auto ampere = mqajit::prebuilt_baseline(Arch::parse("sm_80"), heads, head_dim);
-            CHECK(ampere.variant == mqajit::baseline_variant(heads));
-            CHECK(ampere.kernel_name == mqajit::baseline_kernel_name(heads, head_dim));
-            CHECK(fatbin.find(ampere.kernel_name) != std::string_view::npos);
-            if (mqajit::prebuilt_has_sm90a()) {
-                CHECK(hopper.variant.op == mqajit::MatrixOp::wgmma);
-                CHECK(mqajit::VariantRegistry::instance().supports(Arch::parse("sm_90a"), heads, head_dim, hopper.variant).ok);
-                CHECK(hopper.kernel_name == fmt::format("mqa_logits_baseline_sm90_h{}_d{}", heads, head_dim));
-                CHECK(fatbin.find(hopper.kernel_name) != std::string_view::npos);
-            } else {
-                CHECK(hopper.variant == ampere.variant);
-            }
-        }
-    }
-}

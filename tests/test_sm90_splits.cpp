@@ -1,4 +1,4 @@
-// The wgmma family's KV split rule (codegen/sm90_family.cpp): no split without tiles, within
+// The wgmma family's KV split rule (codegen/families/sm90_mqa_logits/family.cpp): no split without tiles, within
 // [1, tiles], and splitting only where the persistent grid would otherwise idle; the SM cap.
 
 #include <doctest/doctest.h>
@@ -7,10 +7,8 @@
 #include <cstdint>
 #include <initializer_list>
 
-#include "codegen/families.hpp"
-#include "codegen/sm90_family.hpp"
+#include "codegen/families/sm90_mqa_logits/family.hpp"
 #include "codegen/templates/mqa_logits_params.cuh"
-#include "tests/runtime_fakes.hpp"
 #include "variants/variant.hpp"
 
 using namespace mqajit;
@@ -60,13 +58,13 @@ TEST_CASE("sm90 splits: the automatic rule") {
 }
 
 TEST_CASE("sm90 plan: num_sms caps the persistent grid and the split model") {
-    testing::FakeDevice device;  // 132 SMs
+    const DeviceLimits device{.multiprocessors = 132, .max_shared_bytes_per_block = 232448};
     const Variant variant = Variant::parse("wgmma64x128x32_bkv128_r4_w2_lds4");
     const auto plan_for = [&](std::int64_t seq_len, std::int64_t seq_len_kv, int num_sms) {
         MqaLogitsParams params{};
         const ProblemShape shape{.heads = 32, .head_dim = 128, .seq_len = seq_len, .seq_len_kv = seq_len_kv,
                                  .num_sms = num_sms};
-        return sm90_wgmma_family().plan(variant, shape, device, params);
+        return sm90_mqa_logits_family().plan(variant, shape, device, params);
     };
     for (const int cap : {1, 20, 78, 131}) {
         for (const std::int64_t seq_len : {256, 4096}) {

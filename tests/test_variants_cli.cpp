@@ -6,7 +6,7 @@
 
 #include "tests/support.hpp"
 #include "variants/arch.hpp"
-#include "variants/registry.hpp"
+#include "codegen/variant_registry.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 
 #include "mqajit/error.hpp"
 #include "variants/arch.hpp"
-#include "variants/registry.hpp"
+#include "codegen/variant_registry.hpp"
 #include "variants/variant.hpp"
 
 namespace mqajit::tuning {

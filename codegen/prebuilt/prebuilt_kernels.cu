@@ -1,12 +1,14 @@
 // The kernels nvcc compiles at build time (codegen/prebuilt/CMakeLists.txt): the baseline, which is
-// the mma family's baseline variant mma16x8x16_bkv64_r{128/H}_w4_lds2 (variants/mma_rules.cpp,
-// baseline_variant()) for each supported (heads, head_dim), and the reference kernel.
+// the sm80 family's baseline variant mma16x8x16_bkv64_r{128/H}_w4_lds2 (baseline_variant() in
+// codegen/families/sm80_mqa_logits/) for each supported (heads, head_dim), and the reference kernel.
 // NOTES: the baseline takes the f16 path (K = 16) on every arch, so one kernel serves sm_80 onwards.
 // On sm_90a (built when MQAJIT_CUDA_ARCHS has 90) a wgmma baseline is added, which the runtime prefers
 // there: see prebuilt_baseline() in codegen/prebuilt.hpp.
 
 #include "reference_mqa_logits.cuh"
 #include "sm80_mqa_logits.cuh"
+
+MQA_REFERENCE_MQA_LOGITS_KERNEL(mqa_logits_reference)
 
 //                         name                          heads head_dim bkv rows warps stages fp8_mma
 MQA_SM80_MQA_LOGITS_KERNEL(mqa_logits_baseline_h32_d64,  32,   64,      64, 4,   4,    2,     false)

@@ -45,16 +45,22 @@ std::span<const char> prebuilt_amd_code_object([[maybe_unused]] const Arch& arch
     return {};
 }
 
-PrebuiltBaseline prebuilt_amd_baseline(const Arch& arch, int heads, int head_dim) {
-    MQAJIT_CHECK_KIND(internal, arch.vendor == Vendor::amd, "the AMD baseline was asked for {}", arch.name);
+std::span<const char> prebuilt_amd_code_object_for(const Arch& arch) {
+    MQAJIT_CHECK_KIND(internal, arch.vendor == Vendor::amd, "the AMD pre-built kernels were asked for {}", arch.name);
     const std::vector<std::string> archs = prebuilt_amd_archs();
     MQAJIT_CHECK_KIND(unsupported, !archs.empty(),
-                      "this build of mqajit has no AMD baseline kernel: clang-22 and lld-22 were not found when it was "
-                      "built (install them and rebuild); until then AMD devices run only tuned kernels, from `mqajit "
-                      "aot` code objects or hiprtc");
-    MQAJIT_CHECK_KIND(unsupported, !prebuilt_amd_code_object(arch).empty(),
-                      "there is no AMD baseline kernel for {}; this build has it for {}", arch.target_id(),
-                      fmt::join(archs, ", "));
+                      "this build of mqajit has no AMD baseline or reference kernel: clang-22 and lld-22 were not "
+                      "found when it was built (install them and rebuild); until then AMD devices run only tuned "
+                      "kernels, from `mqajit aot` code objects or hiprtc");
+    const std::span<const char> object = prebuilt_amd_code_object(arch);
+    MQAJIT_CHECK_KIND(unsupported, !object.empty(),
+                      "there is no AMD baseline or reference kernel for {}; this build has them for {}",
+                      arch.target_id(), fmt::join(archs, ", "));
+    return object;
+}
+
+PrebuiltBaseline prebuilt_amd_baseline(const Arch& arch, int heads, int head_dim) {
+    (void)prebuilt_amd_code_object_for(arch);  // says why there is none
     const std::string kernel_name = baseline_kernel_name(heads, head_dim);  // checks heads and head_dim
     const int k = arch.number == 950 ? MQA_GFX9_BASELINE_K_GFX950 : MQA_GFX9_BASELINE_K_GFX942;
     const Variant variant = Variant::parse(fmt::format("mfma{}x{}x{}_bkv{}_r{}_w{}_lds{}", MQA_GFX9_BASELINE_M,

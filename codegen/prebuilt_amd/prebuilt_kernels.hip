@@ -1,9 +1,11 @@
-// The AMD baseline kernels, compiled by clang-22 at build time into one code object per arch
-// (codegen/prebuilt_amd/CMakeLists.txt): the gfx9 mfma template at the variant of gfx9_baseline.hpp,
-// for every heads/head_dim the baseline serves, under the NVIDIA baseline's kernel names.
+// The AMD kernels clang-22 compiles at build time into one code object per arch
+// (codegen/prebuilt_amd/CMakeLists.txt): the baseline, the gfx9 mfma template at the variant of
+// gfx9_baseline.hpp for every heads/head_dim it serves, under the NVIDIA baseline's kernel names;
+// and the reference kernel (reference_mqa_logits.cuh), under the NVIDIA one's name.
 
 #include "gfx9_baseline.hpp"
 #include "gfx9_mqa_logits.cuh"
+#include "reference_mqa_logits.cuh"
 
 #if defined(__gfx950__)
 #define MQA_GFX9_BASELINE_K MQA_GFX9_BASELINE_K_GFX950
@@ -22,3 +24,5 @@ MQA_GFX9_BASELINE_KERNEL(32, 64)
 MQA_GFX9_BASELINE_KERNEL(32, 128)
 MQA_GFX9_BASELINE_KERNEL(64, 64)
 MQA_GFX9_BASELINE_KERNEL(64, 128)
+
+MQA_REFERENCE_MQA_LOGITS_KERNEL(mqa_logits_reference)

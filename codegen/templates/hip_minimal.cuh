@@ -28,6 +28,10 @@ namespace hip_minimal {
 __device__ __forceinline__ int thread_x() { return static_cast<int>(__builtin_amdgcn_workitem_id_x()); }
 __device__ __forceinline__ int block_x() { return static_cast<int>(__builtin_amdgcn_workgroup_id_x()); }
 __device__ __forceinline__ int block_y() { return static_cast<int>(__builtin_amdgcn_workgroup_id_y()); }
+// Blocks along y in the grid (gridDim.y).
+__device__ __forceinline__ int grid_blocks_y() {
+    return static_cast<int>(__builtin_amdgcn_grid_size_y() / __builtin_amdgcn_workgroup_size_y());
+}
 
 // NOTES: s_barrier alone orders execution, not memory; the release/acquire fences around it make
 // every LDS and global write before the barrier visible to the whole workgroup after it.

@@ -1,22 +1,43 @@
 #pragma once
-// The reference kernel: obviously correct, not fast. One thread per output element, fp32 on CUDA
-// cores, e4m3 decoded in software (no conversion instruction), heads and head_dim read from `p`.
-// Launch: grid (ceil(N / 128), min(S, 65535)), block 128, no shared memory; rows past gridDim.y loop.
-// With clean_logits it writes -inf outside each row's clamped window, otherwise the value everywhere.
+// The reference kernel: obviously correct, not fast. One thread per output element, fp32, e4m3
+// decoded in software (no conversion instruction), heads and head_dim read from `p`. nvcc (NVIDIA)
+// and clang -x hip (AMD, with hip_minimal.cuh) compile it at build time, under one name.
+// Launch: grid (ceil(N / 128), min(S, 65535)), block 128, no shared memory; rows past the grid's
+// height loop. With clean_logits it writes -inf outside each row's clamped window, otherwise the
+// value everywhere.
 
+#if defined(__HIP__)
+#include "hip_minimal.cuh"
+// NOTES: mqa_common.cuh's helpers are plain inline functions outside nvcc; this makes them callable
+// from device code too (as gfx9_mqa_logits.cuh does).
+#pragma clang force_cuda_host_device begin
+#endif
 #include "mqa_common.cuh"
+#if defined(__HIP__)
+#pragma clang force_cuda_host_device end
+#endif
 #include "mqa_logits_params.cuh"
 
-extern "C" __global__ void __launch_bounds__(128) mqa_logits_reference(const __grid_constant__ MqaLogitsParams p) {
-    const int kv = blockIdx.x * blockDim.x + threadIdx.x;
+#if defined(__CUDACC__) || defined(__HIP_DEVICE_COMPILE__)
+
+namespace mqa_reference {
+
+#if defined(__HIP__)
+__device__ __forceinline__ float negative_infinity() { return hip_minimal::negative_infinity(); }
+#else
+__device__ __forceinline__ float negative_infinity() { return mqa::negative_infinity(); }
+#endif
+
+// Logits column `kv` of rows first_row, first_row + row_step, ...
+__device__ __forceinline__ void logits_column(const MqaLogitsParams& p, int kv, int first_row, int row_step) {
     if (kv >= p.seq_len_kv) return;
     const unsigned char* kv_row = p.kv + kv * p.kv_stride_n;
 
-    for (int row = blockIdx.y; row < p.seq_len; row += gridDim.y) {
+    for (int row = first_row; row < p.seq_len; row += row_step) {
         float* out = p.logits + row * p.logits_stride_s + kv;
         const mqa::Range window = mqa::clamp_window(p.cu_starts[row], p.cu_ends[row], p.seq_len_kv);
         if (p.clean_logits && (kv < window.begin || kv >= window.end)) {
-            *out = mqa::negative_infinity();
+            *out = negative_infinity();
             continue;
         }
         float weighted_sum = 0.0f;
@@ -29,3 +50,21 @@ extern "C" __global__ void __launch_bounds__(128) mqa_logits_reference(const __g
         *out = p.kv_scales[kv] * weighted_sum;
     }
 }
+
+}  // namespace mqa_reference
+
+// Defines `extern "C" __global__ void NAME(MqaLogitsParams p)`, launched as the header says.
+#if defined(__HIP__)
+#define MQA_REFERENCE_MQA_LOGITS_KERNEL(NAME)                                                               \
+    extern "C" __global__ void __attribute__((amdgpu_flat_work_group_size(128, 128))) NAME(MqaLogitsParams p) { \
+        mqa_reference::logits_column(p, hip_minimal::block_x() * 128 + hip_minimal::thread_x(),              \
+                                     hip_minimal::block_y(), hip_minimal::grid_blocks_y());                  \
+    }
+#else
+#define MQA_REFERENCE_MQA_LOGITS_KERNEL(NAME)                                                                \
+    extern "C" __global__ void __launch_bounds__(128) NAME(const __grid_constant__ MqaLogitsParams p) {     \
+        mqa_reference::logits_column(p, blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y, gridDim.y);       \
+    }
+#endif
+
+#endif  // __CUDACC__ || __HIP_DEVICE_COMPILE__

@@ -23,7 +23,7 @@ py::dict status_dict() {
 }
 
 py::dict device_dict(std::optional<int> ordinal) {
-    Backend& backend = backend_for(Vendor::nvidia);
+    Backend& backend = live_backend();
     const std::shared_ptr<Device> device = ordinal ? backend.open_device(*ordinal) : backend.current_device();
     return py::dict("ordinal"_a = device->ordinal(), "name"_a = device->name(), "arch"_a = device->arch(),
                     "cu_num"_a = device->multiprocessor_count(), "driver_version"_a = device->driver_version());
@@ -36,7 +36,8 @@ void bind_status(py::module_& module) {
                "{'gpu_available': bool, 'message': str}: whether a GPU driver answered, in one line. Never raises.");
     module.def("device_info", &device_dict, "ordinal"_a = py::none(),
                "{'ordinal', 'name', 'arch', 'cu_num', 'driver_version'} of device `ordinal`, or of the calling "
-               "thread's current CUDA context (device 0 when none). RuntimeError when there is no GPU.");
+               "thread's current device (its current CUDA context, or HIP's current device; device 0 when none), on the "
+               "backend that sees a GPU. RuntimeError when there is no GPU.");
 }
 
 }  // namespace mqajit::python

@@ -9,16 +9,16 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "codegen/families.hpp"
-#include "codegen/gfx9_family.hpp"
+#include "codegen/family_registry.hpp"
+#include "codegen/families/gfx9_mqa_logits/family.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "runtime/backend.hpp"
-#include "runtime/dispatch.hpp"
+#include "runtime/kernel_request.hpp"
 #include "tools/cli/arch_option.hpp"
 #include "tools/cli/commands.hpp"
 #include "tuning_db/tuning_db.hpp"
-#include "variants/registry.hpp"
+#include "codegen/variant_registry.hpp"
 
 namespace mqajit::cli {
 namespace {

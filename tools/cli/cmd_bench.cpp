@@ -1,7 +1,7 @@
 // mqajit bench: times mqa_logits on the GLM-5 (or given) shapes with causal masks against the
-// baseline kernel in the same run; CUDA events, L2 flushed before each run, median. With
-// --clean-logits 0,1 a shape's kernels of both modes are timed in turn in one measurement and
-// printed one line per mode, side by side.
+// baseline kernel in the same run, on the live GPU (NVIDIA or AMD); device events, L2 flushed
+// before each run, median. With --clean-logits 0,1 a shape's kernels of both modes are timed in
+// turn in one measurement and printed one line per mode, side by side.
 
 #include <fmt/format.h>
 
@@ -150,9 +150,9 @@ std::vector<tools::BenchResult> bench_shape(const BenchOptions& o, Device& devic
 
 int run_bench(const BenchOptions& o) {
     const std::vector<tools::BenchShape> shapes = load_shapes(o);
-    const DriverStatus status = backend_for(Vendor::nvidia).driver_status();
+    const DriverStatus status = live_driver_status();
     MQAJIT_CHECK_KIND(unsupported, status.available, "bench needs a GPU: {}", status.message);
-    Device& device = *backend_for(Vendor::nvidia).current_device();
+    Device& device = *live_backend().current_device();
     tools::DeviceTimer timer(device);
 
     nlohmann::json rows = nlohmann::json::array();

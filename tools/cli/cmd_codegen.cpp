@@ -2,10 +2,10 @@
 
 #include <cstdio>
 
-#include "codegen/families.hpp"
+#include "codegen/family_registry.hpp"
 #include "tools/cli/arch_option.hpp"
 #include "tools/cli/commands.hpp"
-#include "variants/registry.hpp"
+#include "codegen/variant_registry.hpp"
 
 namespace mqajit::cli {
 

@@ -42,7 +42,7 @@ void explain_without_gpu(const DemoOptions& o, const DriverStatus& status) {
 }
 
 int run_on_gpu(const DemoOptions& o) {
-    Device& device = *backend_for(Vendor::nvidia).current_device();
+    Device& device = *live_backend().current_device();
     fmt::print("device: {} ({}, {} SMs, driver {})\n", device.name(), device.arch(), device.multiprocessor_count(),
                device.driver_version());
     const ProblemShape shape{.heads = o.heads, .head_dim = o.head_dim, .seq_len = o.seq_len, .seq_len_kv = o.seq_len_kv};
@@ -84,7 +84,7 @@ void add_demo_command(CLI::App& app, CommandContext& context) {
                         "The call's mode: 0 (no -inf outside the windows, what engines call; the default) or 1")
         ->check(CLI::IsMember({0, 1}));
     command->callback([options, &context] {
-        const DriverStatus status = backend_for(Vendor::nvidia).driver_status();
+        const DriverStatus status = live_driver_status();
         if (!status.available) {
             explain_without_gpu(*options, status);
             context.exit_code = kOk;

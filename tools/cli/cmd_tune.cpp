@@ -54,16 +54,14 @@ struct TuneOptions {
 };
 
 Device& live_device() {
-    Backend& backend = backend_for(Vendor::nvidia);
-    const DriverStatus status = backend.driver_status();
+    const DriverStatus status = live_driver_status();
     MQAJIT_CHECK_KIND(unsupported, status.available, "tuning needs a GPU: {}", status.message);
-    return *backend.current_device();
+    return *live_backend().current_device();
 }
 
 tools::TuneSettings settings_for(Device& device, const TuneOptions& o) {
-    const Compiler& compiler = backend_for(Vendor::nvidia).compiler();
     return tools::TuneSettings{.timed_runs = o.runs, .warmup_runs = 5, .prune_factor = o.no_prune ? 0.0 : o.prune_factor,
-                               .compiler_version = fmt::format("{} {}", compiler.name(), compiler.version()),
+                               .compiler_version = tools::kernel_compiler_version(live_backend()),
                                .driver_version = device.driver_version(), .interrupted = &g_interrupted,
                                .excluded = o.exclude};
 }

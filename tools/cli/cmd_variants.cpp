@@ -12,7 +12,7 @@
 #include "core/check.hpp"
 #include "core/settings.hpp"
 #include "tools/cli/commands.hpp"
-#include "variants/registry.hpp"
+#include "codegen/variant_registry.hpp"
 
 namespace mqajit::cli {
 namespace {

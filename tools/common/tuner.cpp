@@ -10,7 +10,7 @@
 
 #include "core/check.hpp"
 #include "tools/common/device_problem.hpp"
-#include "variants/registry.hpp"
+#include "codegen/variant_registry.hpp"
 
 namespace mqajit::tools {
 namespace {
@@ -104,7 +104,7 @@ std::vector<std::string> tuning_candidates(std::string_view arch, const BenchSha
                                            const std::vector<std::string>& excluded) {
     std::vector<std::string> names = {"baseline"};
     for (const Variant& v : VariantRegistry::instance().variants(Arch::parse(arch), shape.heads, shape.head_dim)) {
-        if (v.op != MatrixOp::mfma) names.push_back(v.name());
+        names.push_back(v.name());
     }
     std::erase_if(names, [&](const std::string& name) {
         return std::find(excluded.begin(), excluded.end(), name) != excluded.end();
@@ -125,6 +125,18 @@ void check_excluded_names(const std::vector<std::string>& names) {
 }
 
 bool clean_logits_of(const BenchShape& shape) { return shape.clean_logits.value_or(0) != 0; }
+
+std::string kernel_compiler_version(const Backend& backend) {
+    const Compiler* compiler = nullptr;
+    try {
+        compiler = &backend.runtime_compiler();
+    } catch (const Error& e) {
+        // NOTES: an AMD machine without hiprtc runs `mqajit aot` code objects: clang built those.
+        if (e.kind() != ErrorKind::not_found) throw;
+        compiler = &backend.compiler();
+    }
+    return fmt::format("{} {}", compiler->name(), compiler->version());
+}
 
 std::string shape_label(const BenchShape& s) {
     std::string label = fmt::format("H={} D={} S={} N={}", s.heads, s.head_dim, s.seq_len, s.seq_len_kv);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/backend.hpp"
 #include "runtime/device.hpp"
 #include "tools/common/shapes.hpp"
 #include "tools/common/timing.hpp"
@@ -57,13 +58,18 @@ struct ShapeResult {
 bool is_pruned(double probe_us, double fastest_us, double prune_factor);
 
 // Candidates for a shape on `arch`: the baseline plus every registered variant that can run
-// there, less those named in `excluded`.
+// there (every vendor's families), less those named in `excluded`.
 std::vector<std::string> tuning_candidates(std::string_view arch, const BenchShape& shape,
                                            const std::vector<std::string>& excluded = {});
 
 // Checks the names given to --exclude: each must be "baseline" or a variant name. Throws
 // Error(invalid_argument) naming the first that is neither.
 void check_excluded_names(const std::vector<std::string>& names);
+
+// "nvrtc 13.0": the compiler a tuned row records, the backend's run-time compiler (clang's, for
+// `mqajit aot` code objects, where an AMD machine has no hiprtc).
+std::string kernel_compiler_version(const Backend& backend);
+
 
 // "H=32 D=128 S=2048 N=8192 clean_logits=0": how the tuner names a shape in its lines.
 std::string shape_label(const BenchShape& shape);

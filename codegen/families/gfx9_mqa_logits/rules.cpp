@@ -1,4 +1,5 @@
-// mfma family (AMD CDNA3/CDNA4 fp8 MFMA): gfx950 uses the scaled e4m3fn instructions, gfx942 e4m3fnuz.
+// The gfx9_mqa_logits family's rules (AMD CDNA3/CDNA4 fp8 MFMA): gfx950 uses the scaled e4m3fn
+// instructions, gfx942 e4m3fnuz.
 //   mfma<M>x<N>x<K>_bkv<B>_r<R>_w<W>_lds<S>
 //   B = KV columns per tile, R = query rows per wave, W = waves of 64 lanes per block (block rows = R x W),
 //   S = LDS buffers for the KV tile (the prefetch depth is fixed at 2).
@@ -7,7 +8,7 @@
 #include <array>
 #include <cstdint>
 
-#include "variants/family_rules.hpp"
+#include "codegen/families/gfx9_mqa_logits/family.hpp"
 
 namespace mqajit::variant_rules {
 namespace {
@@ -29,6 +30,9 @@ constexpr std::array kTargets = {
     MfmaTarget{"gfx950", 950, {MfmaShape{32, 32, 64}, MfmaShape{16, 16, 128}}, 160 * 1024, "160 KiB"},
 };
 
+// NOTES: what CDNA GPUs before gfx950 give one workgroup.
+constexpr std::int64_t kDefaultMaxLdsBytes = 64 * 1024;
+
 constexpr std::initializer_list<int> kKvColumns = {64, 128};
 constexpr std::initializer_list<int> kRowsPerWave = {1, 2, 4};
 constexpr std::initializer_list<int> kWavesPerBlock = {1, 2, 4};
@@ -47,8 +51,6 @@ std::string shape_list(const MfmaTarget& target) {
 
 class MfmaRules final : public FamilyRules {
 public:
-    MatrixOp op() const override { return MatrixOp::mfma; }
-
     std::vector<std::string> archs() const override {
         std::vector<std::string> names;
         for (const MfmaTarget& target : kTargets) names.emplace_back(target.arch);
@@ -91,8 +93,16 @@ public:
         if (v.stages == 0) return unsupported("mfma needs _lds<S> (LDS buffers, {})", join(kLdsBuffers));
         if (!contains(kLdsBuffers, v.stages)) return unsupported("lds (LDS buffers) must be {}; got {}", join(kLdsBuffers), v.stages);
 
-        const std::int64_t lds_bytes = std::int64_t{v.stages} * v.bkv * head_dim +
-                                       std::int64_t{v.rows} * v.warps * heads * head_dim;
+        // NOTES: heads and head_dim must split into whole MFMA tiles; 16x16x128 fits D = 128 only.
+        if (heads % v.m != 0 || head_dim % v.k != 0) {
+            return unsupported("mfma{}x{}x{} needs heads a multiple of {} and head_dim a multiple of {}; got heads={} "
+                               "head_dim={}", v.m, v.n, v.k, v.m, v.k, heads, head_dim);
+        }
+        if ((std::int64_t{v.bkv} * head_dim / 16) % (std::int64_t{v.warps} * 64) != 0 || v.bkv % v.m != 0) {
+            return unsupported("bkv={} must be a multiple of {} whose tile of 16-byte chunks splits evenly over w x 64 = "
+                               "{} threads", v.bkv, v.m, v.warps * 64);
+        }
+        const auto lds_bytes = static_cast<std::int64_t>(gfx9_lds_bytes(v, heads, head_dim));
         if (lds_bytes > target->max_lds_bytes) {
             return unsupported("LDS {} B exceeds {} B ({} on {}); lower lds, bkv, r or w", lds_bytes,
                                target->max_lds_bytes, target->lds_size, target->arch);
@@ -103,9 +113,18 @@ public:
 
 }  // namespace
 
-const FamilyRules& mfma_rules() {
-    static const MfmaRules rules;
+}  // namespace mqajit::variant_rules
+
+namespace mqajit {
+
+const FamilyRules& gfx9_mqa_logits_rules() {
+    static const variant_rules::MfmaRules rules;
     return rules;
 }
 
-}  // namespace mqajit::variant_rules
+std::size_t gfx9_max_lds_bytes(const Arch& arch) {
+    const variant_rules::MfmaTarget* target = variant_rules::find_target(arch);
+    return static_cast<std::size_t>(target != nullptr ? target->max_lds_bytes : variant_rules::kDefaultMaxLdsBytes);
+}
+
+}  // namespace mqajit

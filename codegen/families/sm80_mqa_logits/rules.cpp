@@ -1,12 +1,13 @@
-// mma family (sm80_mqa_logits): warp-level mma.sync with cp.async stages, any sm_80 or newer GPU.
+// The sm80_mqa_logits family's rules: warp-level mma.sync with cp.async stages, any sm_80 or newer GPU.
 //   mma16x8x16_...: fp8 widened to f16 in registers (sm_80+)
 //   mma16x8x32_...: native e4m3 mma.sync (sm_89+)
 //   B = KV rows per CTA tile, R = query rows per CTA, W = warps (each owns B/W KV rows), S = cp.async stages.
 
 #include <cstdint>
 
+#include "codegen/families/sm80_mqa_logits/family.hpp"
+#include "codegen/families/sm80_mqa_logits/sm80_mqa_logits.cuh"
 #include "core/check.hpp"
-#include "variants/family_rules.hpp"
 
 namespace mqajit::variant_rules {
 namespace {
@@ -14,6 +15,7 @@ namespace {
 constexpr int kOldestArch = 80;
 constexpr int kOldestNativeFp8Arch = 89;
 constexpr int kMaxAccumulatorFloats = 128;
+constexpr int kMaxAccumulatorsPerPass = 64;  // the template's static_assert
 // NOTES: 99 KiB is the opt-in per-block limit of sm_86/sm_89, the lowest of the archs listed; sm_80
 // and sm_90 allow more, but one limit keeps a variant portable across every sm_80+ GPU.
 constexpr std::int64_t kMaxSharedMemoryBytes = 99 * 1024;
@@ -29,8 +31,6 @@ public:
               "mma16x8x32_bkv128_r4_w8_lds2",
               "mma16x8x32_bkv64_r4_w2_lds3",
           })) {}
-
-    MatrixOp op() const override { return MatrixOp::mma; }
 
     std::vector<std::string> archs() const override {
         return {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120"};
@@ -72,8 +72,14 @@ public:
             return unsupported("accumulators take (bkv/w/16) x (r x heads/8) x 4 = {} floats per thread, over the "
                                "{} limit; lower r or raise w", accumulator_floats, kMaxAccumulatorFloats);
         }
-        const std::int64_t shared_memory_bytes =
-            std::int64_t{v.stages} * v.bkv * head_dim + std::int64_t{v.rows} * heads * head_dim;
+        // NOTES: the template multiplies the N side in passes of whole query rows; a variant whose
+        // rows cannot be split so that a pass keeps at most 64 accumulators does not compile.
+        const int passes = mqa_sm80::column_passes(heads, v.bkv, v.rows, v.warps);
+        if (accumulator_floats / passes > kMaxAccumulatorsPerPass) {
+            return unsupported("at heads={} a pass of r={} rows keeps {} accumulators per thread, over {}; raise w or "
+                               "lower r", heads, v.rows, accumulator_floats / passes, kMaxAccumulatorsPerPass);
+        }
+        const auto shared_memory_bytes = static_cast<std::int64_t>(sm80_shared_bytes(v, heads, head_dim));
         if (shared_memory_bytes > kMaxSharedMemoryBytes) {
             return unsupported("shared memory {} B exceeds {} B (99 KiB); lower lds, bkv or r", shared_memory_bytes,
                                kMaxSharedMemoryBytes);
@@ -90,14 +96,14 @@ private:
 
 }  // namespace
 
-const FamilyRules& mma_rules() {
-    static const MmaRules rules;
-    return rules;
-}
-
 }  // namespace mqajit::variant_rules
 
 namespace mqajit {
+
+const FamilyRules& sm80_mqa_logits_rules() {
+    static const variant_rules::MmaRules rules;
+    return rules;
+}
 
 Variant baseline_variant(int heads) {
     // NOTES: the pre-built kernel is compiled from exactly these names; keep them in the registered lists above.

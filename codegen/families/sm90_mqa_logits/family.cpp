@@ -1,16 +1,17 @@
-// The wgmma + TMA family for sm_90a (codegen/templates/sm90_mqa_logits.cuh).
+// The sm90_mqa_logits family: wgmma fed by TMA, sm_90a (sm90_mqa_logits.cuh in this folder).
+
+#include "codegen/families/sm90_mqa_logits/family.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 
 #include "codegen/family_support.hpp"
-#include "codegen/families.hpp"
-#include "codegen/sm90_family.hpp"
+#include "codegen/families/sm90_mqa_logits/resources.hpp"
 #include "codegen/templates/mqa_logits_params.cuh"
 #include "core/check.hpp"
-#include "variants/wgmma_layout.hpp"
 
 namespace mqajit {
 namespace {
@@ -42,14 +43,48 @@ int usable_multiprocessors(int device_multiprocessors, int cap) {
     return cap > 0 ? std::min(cap, device_multiprocessors) : device_multiprocessors;
 }
 
-class Sm90WgmmaFamily final : public KernelFamily {
+// The 3-D map over q (d, h, s) whose box is one q-block, and the 2-D map over kv (d, n) whose box is one tile.
+TensorMapRequest q_tensor_map(const Variant& v, const ProblemShape& shape, const MqaLogitsParams& params) {
+    const auto d = static_cast<std::uint64_t>(shape.head_dim);
+    TensorMapRequest q;
+    q.base = params.q;
+    q.rank = 3;
+    q.dims[0] = d;
+    q.dims[1] = static_cast<std::uint64_t>(shape.heads);
+    q.dims[2] = static_cast<std::uint64_t>(shape.seq_len);
+    q.strides_bytes[0] = d;  // h stride: rows of one query are dense
+    q.strides_bytes[1] = static_cast<std::uint64_t>(params.q_stride_s);
+    q.box[0] = static_cast<std::uint32_t>(d);
+    q.box[1] = static_cast<std::uint32_t>(shape.heads);
+    q.box[2] = static_cast<std::uint32_t>(v.rows);
+    q.element_bytes = 1;
+    q.swizzle_bytes = shape.head_dim;
+    return q;
+}
+
+TensorMapRequest kv_tensor_map(const Variant& v, const ProblemShape& shape, const MqaLogitsParams& params) {
+    const auto d = static_cast<std::uint64_t>(shape.head_dim);
+    TensorMapRequest kv;
+    kv.base = params.kv;
+    kv.rank = 2;
+    kv.dims[0] = d;
+    kv.dims[1] = static_cast<std::uint64_t>(shape.seq_len_kv);
+    kv.strides_bytes[0] = static_cast<std::uint64_t>(params.kv_stride_n);
+    kv.box[0] = static_cast<std::uint32_t>(d);
+    kv.box[1] = static_cast<std::uint32_t>(v.bkv);
+    kv.element_bytes = 1;
+    kv.swizzle_bytes = shape.head_dim;
+    return kv;
+}
+
+class Sm90MqaLogitsFamily final : public MqaLogitsFamily {
 public:
     std::string name() const override { return "sm90_mqa_logits"; }
     MatrixOp op() const override { return MatrixOp::wgmma; }
+    const FamilyRules& rules() const override { return sm90_mqa_logits_rules(); }
 
     GeneratedKernel generate(const Variant& v, int heads, int head_dim, const Arch& arch) const override {
-        MQAJIT_CHECK_KIND(unsupported, arch.vendor == Vendor::nvidia && arch.number == 90 && arch.arch_specific,
-                          "variant {} uses wgmma, which needs sm_90a; the target is {}", v.name(), arch.name);
+        check_generatable(*this, v, heads, head_dim, arch);
         return generated_unit(v, heads, head_dim, arch, "sm90_mqa_logits.cuh", "MQA_SM90_KERNEL",
                               fmt::format("{}, {}, {}, {}, {}, {}", heads, head_dim, v.bkv, v.rows, v.warps, v.stages));
     }
@@ -58,63 +93,26 @@ public:
         return sm90_shared_bytes(v, heads, head_dim);
     }
 
-    LaunchPlan plan(const Variant& v, const ProblemShape& shape, Device& device,
-                    MqaLogitsParams& params) const override {
+    LaunchPlan plan(const Variant& v, const ProblemShape& shape, const DeviceLimits& device,
+                    const MqaLogitsParams& params) const override {
         const std::size_t smem = sm90_shared_bytes(v, shape.heads, shape.head_dim);
-        MQAJIT_CHECK_KIND(unsupported, smem <= device.max_shared_bytes_per_block(),
-                          "variant {} needs {} B of shared memory; the device allows {} B per block", v.name(),
-                          smem, device.max_shared_bytes_per_block());
-        const int sms = usable_multiprocessors(device.multiprocessor_count(), shape.num_sms);
+        check_shared_bytes(v, smem, device, "shared memory", "");
+        const int sms = usable_multiprocessors(device.multiprocessors, shape.num_sms);
         const std::int64_t num_q_blocks = ceil_div(shape.seq_len, v.rows);
         const std::int64_t num_tiles = ceil_div(shape.seq_len_kv, v.bkv);
         const std::int64_t num_splits = params.num_kv_splits > 0
                                             ? whole_kv_splits(num_tiles, params.num_kv_splits)
                                             : remembered_kv_splits(num_q_blocks, num_tiles, sms);
 
-        params.num_q_blocks = static_cast<int>(num_q_blocks);
-        params.num_kv_splits = static_cast<int>(num_splits);
-        encode_tensor_maps(v, shape, device, params);
-
         LaunchPlan plan;
-        plan.num_q_blocks = params.num_q_blocks;
-        plan.num_kv_splits = params.num_kv_splits;
-        plan.uses_tensor_maps = true;
+        plan.num_q_blocks = static_cast<int>(num_q_blocks);
+        plan.num_kv_splits = static_cast<int>(num_splits);
+        plan.add_tensor_map(q_tensor_map(v, shape, params), offsetof(MqaLogitsParams, tma_q));
+        plan.add_tensor_map(kv_tensor_map(v, shape, params), offsetof(MqaLogitsParams, tma_kv));
         plan.config.grid_x = static_cast<unsigned>(std::min<std::int64_t>(num_q_blocks * num_splits, sms));
         plan.config.block_x = static_cast<unsigned>((v.warps + 1) * 128);
         plan.config.dynamic_shared_bytes = smem;
         return plan;
-    }
-
-private:
-    static void encode_tensor_maps(const Variant& v, const ProblemShape& shape, Device& device,
-                                   MqaLogitsParams& params) {
-        const auto d = static_cast<std::uint64_t>(shape.head_dim);
-        TensorMapRequest q;
-        q.base = params.q;
-        q.rank = 3;
-        q.dims[0] = d;
-        q.dims[1] = static_cast<std::uint64_t>(shape.heads);
-        q.dims[2] = static_cast<std::uint64_t>(shape.seq_len);
-        q.strides_bytes[0] = d;  // h stride: rows of one query are dense
-        q.strides_bytes[1] = static_cast<std::uint64_t>(params.q_stride_s);
-        q.box[0] = static_cast<std::uint32_t>(d);
-        q.box[1] = static_cast<std::uint32_t>(shape.heads);
-        q.box[2] = static_cast<std::uint32_t>(v.rows);
-        q.element_bytes = 1;
-        q.swizzle_bytes = shape.head_dim;
-        device.encode_tensor_map(q, params.tma_q);
-
-        TensorMapRequest kv;
-        kv.base = params.kv;
-        kv.rank = 2;
-        kv.dims[0] = d;
-        kv.dims[1] = static_cast<std::uint64_t>(shape.seq_len_kv);
-        kv.strides_bytes[0] = static_cast<std::uint64_t>(params.kv_stride_n);
-        kv.box[0] = static_cast<std::uint32_t>(d);
-        kv.box[1] = static_cast<std::uint32_t>(v.bkv);
-        kv.element_bytes = 1;
-        kv.swizzle_bytes = shape.head_dim;
-        device.encode_tensor_map(kv, params.tma_kv);
     }
 };
 
@@ -128,7 +126,6 @@ std::int64_t whole_kv_splits(std::int64_t num_kv_tiles, std::int64_t wanted) {
     const std::int64_t tiles_per_split = ceil_div(num_kv_tiles, std::clamp<std::int64_t>(wanted, 1, num_kv_tiles));
     return ceil_div(num_kv_tiles, tiles_per_split);
 }
-
 int sm90_kv_splits(std::int64_t num_q_blocks, std::int64_t num_kv_tiles, int num_multiprocessors) {
     if (num_q_blocks <= 0 || num_kv_tiles <= 0 || num_multiprocessors <= 0) return 1;
     // NOTES: the masks are in device memory, so the model assumes full windows: every unit costs its
@@ -158,8 +155,8 @@ int sm90_kv_splits(std::int64_t num_q_blocks, std::int64_t num_kv_tiles, int num
     return static_cast<int>(best_splits);
 }
 
-const KernelFamily& sm90_wgmma_family() {
-    static const Sm90WgmmaFamily family;
+const MqaLogitsFamily& sm90_mqa_logits_family() {
+    static const Sm90MqaLogitsFamily family;
     return family;
 }
 

@@ -1,9 +1,15 @@
 #pragma once
-// Host-side split rules of the wgmma family (codegen/sm90_family.cpp), for tools and tests.
+// The sm90_mqa_logits family (wgmma fed by TMA, sm_90a): the family, its rules and its KV split
+// rules, for the registry, tools and tests.
 
 #include <cstdint>
 
+#include "codegen/kernel_family.hpp"
+
 namespace mqajit {
+
+const MqaLogitsFamily& sm90_mqa_logits_family();  // family.cpp
+const FamilyRules& sm90_mqa_logits_rules();        // rules.cpp
 
 // The split count nearest `wanted` (clamped to [1, tiles]) that leaves no split without tiles.
 std::int64_t whole_kv_splits(std::int64_t num_kv_tiles, std::int64_t wanted);

@@ -1,6 +1,6 @@
 #pragma once
-// Resource arithmetic of the wgmma family that the registry's rules and the sm90 code generator
-// must agree on (codegen/templates/sm90_mqa_logits.cuh, Sm90Config, is the device-side twin).
+// Resource arithmetic of the sm90_mqa_logits family: the one function its rules and its launch
+// plan both use (sm90_mqa_logits.cuh's Sm90Config is the device-side twin).
 
 #include <cstdint>
 

@@ -1,12 +1,12 @@
-// wgmma family (sm90_mqa_logits): warpgroup MMA fed by TMA, sm_90a only.
+// The sm90_mqa_logits family's rules: warpgroup MMA (wgmma) fed by TMA, sm_90a only.
 //   wgmma64x<N>x32_bkv<B>_r<R>_w<W>_lds<S>
 //   N = R x heads (query rows x heads form the wgmma N), B = KV rows per pipeline stage,
 //   W = math warpgroups taking whole stages in turn, S = pipeline stages.
 
 #include <cstdint>
 
-#include "variants/family_rules.hpp"
-#include "variants/wgmma_layout.hpp"
+#include "codegen/families/sm90_mqa_logits/family.hpp"
+#include "codegen/families/sm90_mqa_logits/resources.hpp"
 
 namespace mqajit::variant_rules {
 namespace {
@@ -37,8 +37,6 @@ public:
               "wgmma64x64x32_bkv128_r2_w2_lds6",
           })),
           for_64_heads_(with_rows_halved(for_32_heads_)) {}
-
-    MatrixOp op() const override { return MatrixOp::wgmma; }
 
     std::vector<std::string> archs() const override { return {"sm_90a"}; }
 
@@ -110,13 +108,9 @@ std::int64_t wgmma_shared_bytes(const Variant& v, int heads, int head_dim) {
            kQBuffers * std::int64_t{v.rows} * heads * head_dim + barriers + weights;
 }
 
-}  // namespace mqajit
-
-namespace mqajit::variant_rules {
-
-const FamilyRules& wgmma_rules() {
-    static const WgmmaRules rules;
+const FamilyRules& sm90_mqa_logits_rules() {
+    static const variant_rules::WgmmaRules rules;
     return rules;
 }
 
-}  // namespace mqajit::variant_rules
+}  // namespace mqajit

@@ -162,9 +162,20 @@ TEST_CASE("hip device (fake runtime): memory copies and fills, and the event tim
     CHECK(error_kind_of([&] { device->fill_u32(static_cast<char*>(buffer->data()) + 1, 0, 1, nullptr); }) ==
           ErrorKind::invalid_argument);
 
+    // The fake's clock advances by a fixed cost per launch of a kernel: two launches take twice one.
+    const auto kernel = device->load(tiny_code_object(kGfx942Any, "k_timed"), "k_timed");
+    const LaunchConfig config{};
+    MqaLogitsParams params{};
     const auto timer = device->create_timer();
     CHECK(error_kind_of([&] { timer->elapsed_ms(); }) == ErrorKind::invalid_argument);
     timer->record_start(nullptr);
+    device->launch(*kernel, config, nullptr, &params, sizeof(params));
     timer->record_stop(nullptr);
-    CHECK(timer->elapsed_ms() == doctest::Approx(1.5));
+    const double one = timer->elapsed_ms();
+    CHECK(one > 0.0);
+    timer->record_start(nullptr);
+    device->launch(*kernel, config, nullptr, &params, sizeof(params));
+    device->launch(*kernel, config, nullptr, &params, sizeof(params));
+    timer->record_stop(nullptr);
+    CHECK(timer->elapsed_ms() == doctest::Approx(2 * one));
 }

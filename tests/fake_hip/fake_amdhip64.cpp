@@ -1,6 +1,12 @@
 // A stand-in for ROCm's libamdhip64, for tests on machines without an AMD GPU: the devices it
-// reports are set by the test; code objects are "loaded" by reading their ELF header, launches are
+// reports are set by the test (fake_hip_configure) or, for a process such as the CLI, by
+// MQAJIT_FAKE_HIP_DEVICE; code objects are "loaded" by reading their ELF header, launches are
 // recorded, memory is host memory.
+// With MQAJIT_FAKE_HIP_COMPUTE=1 every launch of an mqa_logits kernel computes the logits on the
+// CPU from its MqaLogitsParams, whatever the kernel (so a tool's checks pass and its control flow,
+// output files and errors can be tested; no AMD kernel is verified by this), except kernels whose
+// name contains MQAJIT_FAKE_HIP_WRONG_KERNEL, whose logits come out 1.5x too large. Each launch
+// advances a clock by a cost that depends on the kernel's name, which events measure.
 
 #include <cctype>
 #include <cstdint>
@@ -11,6 +17,8 @@
 #include <vector>
 
 #include "fake_hip_control.hpp"
+#include "mqa_common.cuh"
+#include "mqa_logits_params.cuh"
 
 namespace {
 
@@ -28,10 +36,77 @@ struct State {
     std::vector<std::string> names, targets;  // own the strings the devices point at
     FakeHipLaunch last_launch{};
     int live_modules = 0;
+    double clock_ms = 0;  // advanced by launches, read by events
 };
+
+void add_device(State& s, const FakeHipDevice& given) {
+    s.names.emplace_back(given.name);
+    s.targets.emplace_back(given.target_id);
+    FakeHipDevice device = given;
+    device.name = s.names.back().c_str();
+    device.target_id = s.targets.back().c_str();
+    s.devices.push_back(device);
+}
+
+// MQAJIT_FAKE_HIP_DEVICE="name;target id;compute units;LDS bytes", for processes the test does not drive.
+State initial_state() {
+    State s;
+    s.names.reserve(4);
+    s.targets.reserve(4);
+    if (const char* spec = std::getenv("MQAJIT_FAKE_HIP_DEVICE")) {
+        std::vector<std::string> fields;
+        std::string_view rest(spec);
+        for (std::size_t at; (at = rest.find(';')) != std::string_view::npos; rest.remove_prefix(at + 1)) {
+            fields.emplace_back(rest.substr(0, at));
+        }
+        fields.emplace_back(rest);
+        if (fields.size() == 4) {
+            const int units = std::atoi(fields[2].c_str());
+            add_device(s, FakeHipDevice{fields[0].c_str(), fields[1].c_str(), units, std::atoi(fields[3].c_str()), units});
+        }
+    }
+    return s;
+}
+
 State& state() {
-    static State instance;
+    static State instance = initial_state();
     return instance;
+}
+
+bool env_flag(const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr && std::string_view(value) == "1";
+}
+
+// The logits an mqa_logits kernel computes, on the CPU (MQAJIT_FAKE_HIP_COMPUTE), scaled by `scale`.
+void compute_logits(const MqaLogitsParams& p, float scale) {
+    for (int row = 0; row < p.seq_len; ++row) {
+        const mqa::Range window = mqa::clamp_window(p.cu_starts[row], p.cu_ends[row], p.seq_len_kv);
+        for (int kv = 0; kv < p.seq_len_kv; ++kv) {
+            float& out = p.logits[row * p.logits_stride_s + kv];
+            if (kv < window.begin || kv >= window.end) {
+                if (p.clean_logits) out = -__builtin_inff();
+                continue;
+            }
+            float sum = 0;
+            for (int head = 0; head < p.heads; ++head) {
+                float dot = 0;
+                for (int d = 0; d < p.head_dim; ++d) {
+                    dot += mqa::e4m3_to_float(p.q[row * p.q_stride_s + head * p.head_dim + d]) *
+                           mqa::e4m3_to_float(p.kv[kv * p.kv_stride_n + d]);
+                }
+                sum += p.weights[row * p.weights_stride_s + head] * (dot > 0 ? dot : 0);
+            }
+            out = scale * p.kv_scales[kv] * sum;
+        }
+    }
+}
+
+// What a launch of `name` costs on the fake clock: 10 to 25 us, by its name.
+double launch_cost_ms(const std::string& name) {
+    std::size_t hash = 0;
+    for (char c : name) hash = hash * 131 + static_cast<unsigned char>(c);
+    return 0.010 + 0.001 * static_cast<double>(hash % 16);
 }
 thread_local int current_device = 0;
 
@@ -68,16 +143,9 @@ extern "C" {
 void fake_hip_configure(const FakeHipDevice* devices, int count) {
     State& s = state();
     s = State{};
-    s.names.reserve(count);
-    s.targets.reserve(count);
-    for (int i = 0; i < count && i < 4; ++i) {
-        s.names.emplace_back(devices[i].name);
-        s.targets.emplace_back(devices[i].target_id);
-        FakeHipDevice device = devices[i];
-        device.name = s.names.back().c_str();
-        device.target_id = s.targets.back().c_str();
-        s.devices.push_back(device);
-    }
+    s.names.reserve(4);
+    s.targets.reserve(4);
+    for (int i = 0; i < count && i < 4; ++i) add_device(s, devices[i]);
     current_device = 0;
 }
 const FakeHipLaunch* fake_hip_last_launch() { return &state().last_launch; }
@@ -151,6 +219,12 @@ int hipModuleLaunchKernel(Function* function, unsigned gx, unsigned gy, unsigned
     launch.stream = stream;
     launch.first_argument = arguments[0];
     launch.current_device = current_device;
+    state().clock_ms += launch_cost_ms(function->name);
+    if (env_flag("MQAJIT_FAKE_HIP_COMPUTE") && function->name.starts_with("mqa_logits")) {
+        const char* wrong = std::getenv("MQAJIT_FAKE_HIP_WRONG_KERNEL");
+        const bool is_wrong = wrong != nullptr && *wrong != '\0' && function->name.find(wrong) != std::string::npos;
+        compute_logits(*static_cast<const MqaLogitsParams*>(arguments[0]), is_wrong ? 1.5f : 1.0f);
+    }
     return kSuccess;
 }
 
@@ -171,11 +245,15 @@ int hipDeviceSynchronize() { return kSuccess; }
 int hipStreamCreate(void** stream) { *stream = new int(current_device); return kSuccess; }
 int hipStreamDestroy(void* stream) { delete static_cast<int*>(stream); return kSuccess; }
 int hipStreamSynchronize(void*) { return kSuccess; }
-int hipEventCreate(void** event) { *event = new int(0); return kSuccess; }
-int hipEventDestroy(void* event) { delete static_cast<int*>(event); return kSuccess; }
-int hipEventRecord(void* event, void*) { ++*static_cast<int*>(event); return kSuccess; }
+// An event holds the fake clock when it was recorded.
+int hipEventCreate(void** event) { *event = new double(0); return kSuccess; }
+int hipEventDestroy(void* event) { delete static_cast<double*>(event); return kSuccess; }
+int hipEventRecord(void* event, void*) { *static_cast<double*>(event) = state().clock_ms; return kSuccess; }
 int hipEventSynchronize(void*) { return kSuccess; }
-int hipEventElapsedTime(float* ms, void*, void*) { *ms = 1.5f; return kSuccess; }
+int hipEventElapsedTime(float* ms, void* start, void* stop) {
+    *ms = static_cast<float>(*static_cast<double*>(stop) - *static_cast<double*>(start));
+    return kSuccess;
+}
 const char* hipGetErrorString(int error) {
     switch (error) {
         case kInvalidValue: return "hipErrorInvalidValue";

@@ -1,0 +1,42 @@
+#pragma once
+// The paged_mqa_logits reference kernel: obviously correct, not fast. One thread per output element,
+// fp32 on CUDA cores, e4m3 decoded in software, every size read from `p`, keys found through the
+// block table one by one. Launch: grid (ceil(max_context_len / 128), min(B * next_n, 65535)),
+// block 128, no shared memory; rows past gridDim.y loop. Columns a token does not see get -inf with
+// clean_logits and are left alone otherwise.
+
+#include "mqa_common.cuh"
+#include "paged_mqa_logits_params.cuh"
+
+extern "C" __global__ void __launch_bounds__(128) paged_mqa_logits_reference(const __grid_constant__ PagedMqaLogitsParams p) {
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (col >= p.max_context_len) return;
+    const long long rows = static_cast<long long>(p.batch) * p.next_n;
+    for (long long row = blockIdx.y; row < rows; row += gridDim.y) {
+        const int request = static_cast<int>(row / p.next_n);
+        const int token = static_cast<int>(row % p.next_n);
+        int visible = p.context_lens_2d ? p.context_lens[request * p.context_lens_stride + token]
+                                        : p.context_lens[request] - p.next_n + token + 1;
+        visible = mqa::min_int(mqa::max_int(visible, 0), p.max_context_len);
+        float* out = p.logits + row * p.logits_stride + col;
+        if (col >= visible) {
+            if (p.clean_logits) *out = mqa::negative_infinity();
+            continue;
+        }
+        const long long cache_block = p.block_table[request * p.block_table_stride + col / p.block_kv];
+        const int slot = col % p.block_kv;
+        const unsigned char* block = p.kv_cache + cache_block * p.cache_block_bytes;
+        const unsigned char* key = block + static_cast<long long>(slot) * p.head_dim;
+        const float scale = reinterpret_cast<const float*>(block + static_cast<long long>(p.block_kv) * p.head_dim)[slot];
+        const unsigned char* q_token = p.q + request * p.q_stride_b + static_cast<long long>(token) * p.heads * p.head_dim;
+        const float* w = p.weights + row * p.weights_stride;
+        float weighted_sum = 0.0f;
+        for (int head = 0; head < p.heads; ++head) {
+            const unsigned char* q_row = q_token + head * p.head_dim;
+            float dot = 0.0f;
+            for (int d = 0; d < p.head_dim; ++d) dot += mqa::e4m3_to_float(q_row[d]) * mqa::e4m3_to_float(key[d]);
+            weighted_sum += w[head] * (dot > 0.0f ? dot : 0.0f);
+        }
+        *out = scale * weighted_sum;
+    }
+}

@@ -15,13 +15,15 @@ std::string to_string(DType dtype) {
         case DType::float32: return "float32";
         case DType::int32: return "int32";
         case DType::bfloat16: return "bfloat16";
+        case DType::uint8: return "uint8";
     }
     return "unknown";
 }
 
 std::int64_t element_size_bytes(DType dtype) {
     switch (dtype) {
-        case DType::float8_e4m3: return 1;
+        case DType::float8_e4m3:
+        case DType::uint8: return 1;
         case DType::bfloat16: return 2;
         case DType::float32:
         case DType::int32: return 4;

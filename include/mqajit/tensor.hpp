@@ -8,13 +8,13 @@
 
 namespace mqajit {
 
-enum class DType { float8_e4m3, float32, int32, bfloat16 };
+enum class DType { float8_e4m3, float32, int32, bfloat16, uint8 };
 
 std::string to_string(DType dtype);
 std::int64_t element_size_bytes(DType dtype);
 
 struct TensorView {
-    static constexpr int kMaxRank = 3;
+    static constexpr int kMaxRank = 4;
 
     void* data = nullptr;
     DType dtype = DType::float32;

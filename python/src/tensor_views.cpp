@@ -14,7 +14,7 @@ namespace {
 
 namespace py = pybind11;
 
-constexpr DType kAllDTypes[] = {DType::float8_e4m3, DType::float32, DType::int32, DType::bfloat16};
+constexpr DType kAllDTypes[] = {DType::float8_e4m3, DType::float32, DType::int32, DType::bfloat16, DType::uint8};
 
 DType dtype_from(const char* name, const std::string& text) {
     for (DType dtype : kAllDTypes) {

@@ -1,0 +1,168 @@
+// paged_mqa_logits argument checks run before anything launches, so they are tested without a GPU.
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "mqajit/error.hpp"
+#include "runtime/paged_mqa_logits_args.hpp"
+
+using namespace mqajit;
+
+namespace {
+
+// Distinct, 256-byte aligned fake device addresses: nothing is dereferenced by the checks.
+void* fake(std::uintptr_t slot) { return reinterpret_cast<void*>(0x100000 + slot * 0x10000); }
+
+// B = 3 requests of next_n = 2 tokens, H = 64, D = 128, 10 cache blocks of 64 tokens.
+struct Args {
+    TensorView q = TensorView::contiguous(fake(1), DType::float8_e4m3, {3, 2, 64, 128});
+    TensorView kv_cache = TensorView::contiguous(fake(2), DType::uint8, {10, 64, 1, 132});
+    TensorView weights = TensorView::contiguous(fake(3), DType::float32, {6, 64});
+    TensorView context_lens = TensorView::contiguous(fake(4), DType::int32, {3, 2});
+    TensorView block_table = TensorView::contiguous(fake(5), DType::int32, {3, 4});
+    TensorView logits = TensorView::strided(fake(6), DType::float32, {6, 250}, {256, 1});
+    bool clean = false;
+
+    PagedMqaLogitsArgs make() const {
+        return make_paged_mqa_logits_args(q, kv_cache, weights, context_lens, block_table, logits, clean);
+    }
+};
+
+std::string error_of(const Args& a, ErrorKind* kind = nullptr) {
+    try {
+        a.make();
+    } catch (const Error& e) {
+        if (kind) *kind = e.kind();
+        return e.what();
+    }
+    return "";
+}
+
+bool rejected(const Args& a, const std::string& part, ErrorKind expected = ErrorKind::invalid_argument) {
+    ErrorKind kind{};
+    const std::string message = error_of(a, &kind);
+    if (message.find(part) == std::string::npos || kind != expected) {
+        MESSAGE("expected an error containing '", part, "', got '", message, "'");
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("paged_mqa_logits args: a valid call fills the kernel argument") {
+    Args a;
+    const PagedMqaLogitsArgs args = a.make();
+    CHECK(args.shape.batch == 3);
+    CHECK(args.shape.next_n == 2);
+    CHECK(args.shape.heads == 64);
+    CHECK(args.shape.head_dim == 128);
+    CHECK(args.shape.block_kv == 64);
+    CHECK(args.shape.max_context_len == 250);
+    CHECK(args.shape.num_cache_blocks == 10);
+    CHECK(args.shape.context_lens_2d);
+    const PagedMqaLogitsParams& p = args.params;
+    CHECK(p.q == fake(1));
+    CHECK(p.kv_cache == fake(2));
+    CHECK(p.logits == fake(6));
+    CHECK(p.q_stride_b == 2 * 64 * 128);
+    CHECK(p.weights_stride == 64);
+    CHECK(p.context_lens_stride == 2);
+    CHECK(p.block_table_stride == 4);
+    CHECK(p.logits_stride == 256);
+    CHECK(p.cache_block_bytes == 64 * 132);
+    CHECK(p.max_blocks == 4);
+    CHECK(p.max_context_len == 250);
+    CHECK(p.context_lens_2d == 1);
+    CHECK(p.clean_logits == 0);
+    CHECK(p.num_cache_blocks == 10);
+
+    a.context_lens = TensorView::contiguous(fake(4), DType::int32, {3});
+    a.clean = true;
+    const PagedMqaLogitsArgs one_d = a.make();
+    CHECK_FALSE(one_d.shape.context_lens_2d);
+    CHECK(one_d.params.context_lens_2d == 0);
+    CHECK(one_d.params.clean_logits == 1);
+}
+
+TEST_CASE("paged_mqa_logits args: supported sizes, and unsupported ones named") {
+    for (int next_n : {1, 2, 3, 4}) {
+        Args a;
+        a.q = TensorView::contiguous(fake(1), DType::float8_e4m3, {3, next_n, 64, 128});
+        a.weights = TensorView::contiguous(fake(3), DType::float32, {3 * next_n, 64});
+        a.context_lens = TensorView::contiguous(fake(4), DType::int32, {3, next_n});
+        a.logits = TensorView::contiguous(fake(6), DType::float32, {3 * next_n, 250});
+        CHECK_NOTHROW(a.make());
+    }
+    Args five;
+    five.q = TensorView::contiguous(fake(1), DType::float8_e4m3, {3, 5, 64, 128});
+    five.weights = TensorView::contiguous(fake(3), DType::float32, {15, 64});
+    five.context_lens = TensorView::contiguous(fake(4), DType::int32, {3, 5});
+    five.logits = TensorView::contiguous(fake(6), DType::float32, {15, 250});
+    CHECK(rejected(five, "next_n = 5", ErrorKind::unsupported));
+
+    Args heads;
+    heads.q = TensorView::contiguous(fake(1), DType::float8_e4m3, {3, 2, 16, 128});
+    heads.weights = TensorView::contiguous(fake(3), DType::float32, {6, 16});
+    CHECK(rejected(heads, "16 heads", ErrorKind::unsupported));
+
+    Args block;
+    block.kv_cache = TensorView::contiguous(fake(2), DType::uint8, {10, 32, 1, 132});
+    block.block_table = TensorView::contiguous(fake(5), DType::int32, {3, 8});
+    CHECK(rejected(block, "32 tokens per block", ErrorKind::unsupported));
+}
+
+TEST_CASE("paged_mqa_logits args: bad input is rejected with a message naming the problem") {
+    Args a;
+    a.q.dtype = DType::int32;
+    CHECK(rejected(a, "q has dtype int32"));
+
+    a = Args{};
+    a.q = TensorView::contiguous(fake(1), DType::float8_e4m3, {6, 64, 128});
+    CHECK(rejected(a, "q has 3 dimensions"));
+
+    a = Args{};
+    a.kv_cache = TensorView::contiguous(fake(2), DType::uint8, {10, 64, 1, 128});
+    CHECK(rejected(a, "D + 4"));
+
+    a = Args{};
+    a.kv_cache = TensorView::contiguous(fake(2), DType::uint8, {10, 64, 2, 132});
+    CHECK(rejected(a, "one KV head"));
+
+    a = Args{};
+    a.kv_cache = TensorView::strided(fake(2), DType::uint8, {10, 64, 1, 132}, {64 * 132 + 8, 132, 132, 1});
+    CHECK(rejected(a, "multiple of 16 bytes"));
+
+    a = Args{};
+    a.weights = TensorView::contiguous(fake(3), DType::float32, {3, 64});
+    CHECK(rejected(a, "B * next_n"));
+
+    a = Args{};
+    a.context_lens = TensorView::contiguous(fake(4), DType::int32, {3, 3});
+    CHECK(rejected(a, "next_n from q"));
+
+    a = Args{};
+    a.context_lens = TensorView::contiguous(fake(4), DType::int32, {4});
+    CHECK(rejected(a, "B from q"));
+
+    a = Args{};
+    a.block_table = TensorView::contiguous(fake(5), DType::int32, {3, 3});  // 192 keys < 250 columns
+    CHECK(rejected(a, "fewer than max_context_len = 250"));
+
+    a = Args{};
+    a.logits = TensorView::strided(fake(6), DType::float32, {6, 250}, {200, 1});
+    CHECK(rejected(a, "row stride >= max_context_len"));
+
+    a = Args{};
+    a.q = TensorView::strided(fake(1), DType::float8_e4m3, {3, 2, 64, 128}, {2 * 64 * 128, 64 * 128 + 16, 128, 1});
+    CHECK(rejected(a, "dense [next_n, H, D]"));
+
+    a = Args{};
+    a.q.data = static_cast<char*>(fake(1)) + 8;
+    CHECK(rejected(a, "16-byte boundaries"));
+
+    a = Args{};
+    a.block_table.data = nullptr;
+    CHECK(rejected(a, "block_table is a null pointer"));
+}

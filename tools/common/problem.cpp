@@ -15,15 +15,6 @@
 namespace mqajit::tools {
 namespace {
 
-// A random e4m3 byte with magnitude in [2^-3, 2^3): varied exponents, no NaN, no tiny subnormals.
-std::uint8_t random_e4m3(std::mt19937_64& rng) {
-    const std::uint32_t bits = static_cast<std::uint32_t>(rng());
-    const std::uint8_t sign = (bits & 1u) << 7;
-    const std::uint8_t exponent = static_cast<std::uint8_t>(4 + (bits >> 1) % 6);  // 2^-3 .. 2^2
-    const std::uint8_t mantissa = static_cast<std::uint8_t>((bits >> 8) & 7u);
-    return static_cast<std::uint8_t>(sign | (exponent << 3) | mantissa);
-}
-
 void make_masks(HostProblem& p, MaskKind mask, std::mt19937_64& rng) {
     const int s = p.seq_len, n = p.seq_len_kv;
     p.cu_starts.assign(s, 0);
@@ -115,6 +106,15 @@ HostProblem make_problem(int seq_len, int seq_len_kv, int heads, int head_dim, M
     for (auto& v : p.weights) v = weight(rng);
     make_masks(p, mask, rng);
     return p;
+}
+
+// A random e4m3 byte with magnitude in [2^-3, 2^3): varied exponents, no NaN, no tiny subnormals.
+std::uint8_t random_e4m3(std::mt19937_64& rng) {
+    const std::uint32_t bits = static_cast<std::uint32_t>(rng());
+    const std::uint8_t sign = (bits & 1u) << 7;
+    const std::uint8_t exponent = static_cast<std::uint8_t>(4 + (bits >> 1) % 6);  // 2^-3 .. 2^2
+    const std::uint8_t mantissa = static_cast<std::uint8_t>((bits >> 8) & 7u);
+    return static_cast<std::uint8_t>(sign | (exponent << 3) | mantissa);
 }
 
 double decode_e4m3(std::uint8_t byte) {

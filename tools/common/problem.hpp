@@ -3,6 +3,7 @@
 // reference, and the comparison the tests, demo, bench and tuner all apply.
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,8 @@ HostProblem make_problem(int seq_len, int seq_len_kv, int heads, int head_dim, M
                          std::int64_t logits_row_stride = 0);
 
 double decode_e4m3(std::uint8_t byte);
+// A random e4m3 byte with magnitude in [2^-3, 2^3): varied exponents, no NaN, no tiny subnormals.
+std::uint8_t random_e4m3(std::mt19937_64& rng);
 
 // fp64 reference on the CPU (row-major [S, row_stride]); masked entries -inf when clean. Small shapes only.
 std::vector<float> cpu_reference(const HostProblem& problem, bool clean_logits);

@@ -1,0 +1,168 @@
+#include "tools/common/paged_problem.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include "core/check.hpp"
+
+namespace mqajit::tools {
+
+int HostPagedProblem::visible_keys(int request, int token) const {
+    const int keys = spec.context_lens_2d ? context_lens[static_cast<std::size_t>(request) * spec.next_n + token]
+                                          : context_lens[request] - spec.next_n + token + 1;
+    return std::clamp(keys, 0, max_context_len);
+}
+
+std::int64_t HostPagedProblem::keys_read() const {
+    std::int64_t total = 0;
+    for (int b = 0; b < spec.batch; ++b) {
+        int keys = 0;
+        for (int t = 0; t < spec.next_n; ++t) keys = std::max(keys, visible_keys(b, t));
+        total += keys;
+    }
+    return total;
+}
+
+std::int64_t HostPagedProblem::visible_pairs() const {
+    std::int64_t total = 0;
+    for (int b = 0; b < spec.batch; ++b)
+        for (int t = 0; t < spec.next_n; ++t) total += visible_keys(b, t);
+    return total;
+}
+
+HostPagedProblem make_paged_problem(const PagedProblemSpec& spec) {
+    MQAJIT_CHECK(spec.batch >= 1 && spec.next_n >= 1 && spec.heads >= 1 && spec.head_dim >= 1 && spec.block_kv >= 1 &&
+                     spec.average_context >= 1,
+                 "paged problem sizes must be positive (B={}, next_n={}, H={}, D={}, block_kv={}, context={})",
+                 spec.batch, spec.next_n, spec.heads, spec.head_dim, spec.block_kv, spec.average_context);
+    HostPagedProblem p;
+    p.spec = spec;
+    std::mt19937_64 rng(spec.seed);
+    std::uniform_real_distribution<double> spread(0.7, 1.3);
+
+    std::vector<int> contexts(spec.batch);
+    for (int& c : contexts) c = std::max(1, static_cast<int>(std::lround(spec.average_context * spread(rng))));
+    const int longest = *std::max_element(contexts.begin(), contexts.end());
+    p.max_blocks = (longest + spec.block_kv - 1) / spec.block_kv;
+    p.max_context_len = p.max_blocks * spec.block_kv;
+    p.logits_row_stride = spec.logits_row_stride > 0 ? spec.logits_row_stride : (p.max_context_len + 31) / 32 * 32 + 32;
+    MQAJIT_CHECK(p.logits_row_stride >= p.max_context_len, "logits row stride {} is below max_context_len {}",
+                 p.logits_row_stride, p.max_context_len);
+
+    if (spec.context_lens_2d) {
+        // Token t sees what a causal decode step gives it; some tokens of short requests see nothing.
+        p.context_lens.resize(static_cast<std::size_t>(spec.batch) * spec.next_n);
+        for (int b = 0; b < spec.batch; ++b)
+            for (int t = 0; t < spec.next_n; ++t)
+                p.context_lens[static_cast<std::size_t>(b) * spec.next_n + t] = std::max(0, contexts[b] - spec.next_n + t + 1);
+    } else {
+        p.context_lens.assign(contexts.begin(), contexts.end());
+    }
+
+    // Half as many cache blocks as the requests need, dealt at random: requests share blocks, and a
+    // request's blocks are in no order (what a paged allocator produces after a while).
+    std::int64_t needed = 0;
+    for (int c : contexts) needed += (c + spec.block_kv - 1) / spec.block_kv;
+    p.num_cache_blocks = static_cast<int>(std::max<std::int64_t>(1, needed / 2 + 1));
+    p.block_table.assign(static_cast<std::size_t>(spec.batch) * p.max_blocks, 0);
+    for (auto& entry : p.block_table) entry = static_cast<std::int32_t>(rng() % static_cast<std::uint64_t>(p.num_cache_blocks));
+
+    p.q.resize(static_cast<std::size_t>(p.rows()) * spec.heads * spec.head_dim);
+    for (auto& byte : p.q) byte = random_e4m3(rng);
+    p.kv_cache.resize(static_cast<std::size_t>(p.num_cache_blocks) * p.cache_block_bytes());
+    std::uniform_real_distribution<float> scale(0.25f, 2.0f), weight(-1.0f, 1.0f);
+    for (int blk = 0; blk < p.num_cache_blocks; ++blk) {
+        std::uint8_t* block = p.kv_cache.data() + static_cast<std::size_t>(blk) * p.cache_block_bytes();
+        for (int i = 0; i < spec.block_kv * spec.head_dim; ++i) block[i] = random_e4m3(rng);
+        for (int slot = 0; slot < spec.block_kv; ++slot) {
+            const float s = scale(rng);
+            std::memcpy(block + std::size_t{static_cast<std::size_t>(spec.block_kv)} * spec.head_dim + 4 * slot, &s, 4);
+        }
+    }
+    p.weights.resize(static_cast<std::size_t>(p.rows()) * spec.heads);
+    for (auto& w : p.weights) w = weight(rng);
+    return p;
+}
+
+std::vector<float> cpu_paged_reference(const HostPagedProblem& p, bool clean_logits) {
+    const PagedProblemSpec& s = p.spec;
+    const float masked = clean_logits ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> out(static_cast<std::size_t>(p.rows()) * p.logits_row_stride, masked);
+    std::vector<double> q(p.q.size());
+    std::transform(p.q.begin(), p.q.end(), q.begin(), decode_e4m3);
+    for (int b = 0; b < s.batch; ++b) {
+        for (int t = 0; t < s.next_n; ++t) {
+            const std::int64_t row = std::int64_t{b} * s.next_n + t;
+            const int visible = p.visible_keys(b, t);
+            for (int j = 0; j < visible; ++j) {
+                const int cache_block = p.block_table[static_cast<std::size_t>(b) * p.max_blocks + j / s.block_kv];
+                const int slot = j % s.block_kv;
+                const std::uint8_t* block = p.kv_cache.data() + static_cast<std::size_t>(cache_block) * p.cache_block_bytes();
+                const std::uint8_t* key = block + static_cast<std::size_t>(slot) * s.head_dim;
+                float key_scale;
+                std::memcpy(&key_scale, block + static_cast<std::size_t>(s.block_kv) * s.head_dim + 4 * slot, 4);
+                double sum = 0;
+                for (int h = 0; h < s.heads; ++h) {
+                    const double* q_row = q.data() + (row * s.heads + h) * s.head_dim;
+                    double dot = 0;
+                    for (int d = 0; d < s.head_dim; ++d) dot += q_row[d] * decode_e4m3(key[d]);
+                    sum += p.weights[static_cast<std::size_t>(row) * s.heads + h] * std::max(dot, 0.0);
+                }
+                out[static_cast<std::size_t>(row * p.logits_row_stride + j)] = static_cast<float>(key_scale * sum);
+            }
+        }
+    }
+    return out;
+}
+
+Comparison compare_paged_logits(const HostPagedProblem& p, const std::vector<float>& got,
+                                const std::vector<float>& expected, bool clean_logits) {
+    Comparison c;
+    for (int b = 0; b < p.spec.batch; ++b) {
+        for (int t = 0; t < p.spec.next_n; ++t) {
+            const std::int64_t row = std::int64_t{b} * p.spec.next_n + t;
+            const int visible = p.visible_keys(b, t);
+            for (int j = 0; j < p.max_context_len; ++j) {
+                const std::size_t at = static_cast<std::size_t>(row * p.logits_row_stride + j);
+                const float x = got[at];
+                const bool poisoned = std::bit_cast<std::uint32_t>(x) == kPoisonBits;
+                if (j < visible) {
+                    const double y = expected[at];
+                    if (poisoned) {
+                        if (c.poisoned++ == 0 && c.first_problem.empty())
+                            c.first_problem = fmt::format("row {} (request {}, token {}) key {} was never written", row, b, t, j);
+                        continue;
+                    }
+                    if (std::isnan(x)) {
+                        if (c.nan_count++ == 0 && c.first_problem.empty())
+                            c.first_problem = fmt::format("row {} key {} is NaN", row, j);
+                        continue;
+                    }
+                    if (std::isinf(x)) {
+                        if (c.mask_mismatches++ == 0 && c.first_problem.empty())
+                            c.first_problem = fmt::format("row {} key {} is {} inside what the token sees", row, j, x);
+                        continue;
+                    }
+                    c.cross_sum += x * y;
+                    c.square_sum += static_cast<double>(x) * x + y * y;
+                    ++c.checked;
+                } else if (clean_logits && !(std::isinf(x) && x < 0)) {
+                    if (c.mask_mismatches++ == 0 && c.first_problem.empty())
+                        c.first_problem = fmt::format("row {} key {} (past the {} keys its token sees) is {}, not -inf",
+                                                      row, j, visible, x);
+                }
+            }
+        }
+    }
+    c.calc_diff = c.square_sum > 0 ? 1.0 - 2.0 * c.cross_sum / c.square_sum : 0.0;
+    return c;
+}
+
+}  // namespace mqajit::tools

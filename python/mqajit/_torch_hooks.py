@@ -62,7 +62,7 @@ def load(function_name="mqa_logits"):
             return torch.cuda.current_stream(index).cuda_stream
     return types.SimpleNamespace(
         float8_e4m3fn=getattr(torch, "float8_e4m3fn", None),  # absent before torch 2.1
-        float32=torch.float32, int32=torch.int32, bfloat16=torch.bfloat16,
+        float32=torch.float32, int32=torch.int32, bfloat16=torch.bfloat16, uint8=torch.uint8,
         empty_strided=torch.empty_strided, current_device=current_device, current_raw_stream=current_raw_stream,
         device=lambda index: torch.device("cuda", index), device_guard=torch.cuda.device, reader=reader)
 

@@ -45,6 +45,7 @@ bool fill(PyObject* source, TorchHooks& hooks) {
     const std::pair<const char*, PyObject**> fields[] = {
         {"float8_e4m3fn", &hooks.float8_e4m3fn}, {"float32", &hooks.float32},
         {"int32", &hooks.int32},                 {"bfloat16", &hooks.bfloat16},
+        {"uint8", &hooks.uint8},
         {"empty_strided", &hooks.empty_strided}, {"current_device", &hooks.current_device},
         {"current_raw_stream", &hooks.current_raw_stream}, {"device", &hooks.device}};
     for (const auto& [name, field] : fields) {
@@ -94,6 +95,8 @@ std::optional<DType> dtype_of(const TorchHooks& hooks, PyObject* dtype) {
     if (dtype == hooks.float32) return DType::float32;
     if (dtype == hooks.int32) return DType::int32;
     if (dtype == hooks.bfloat16) return DType::bfloat16;
+    // NOTES: uint8 is not read: a uint8 q or kv is most likely packed FP4, which the checked path
+    // names as such (mqajit/_checked.py).
     return std::nullopt;
 }
 
@@ -103,6 +106,7 @@ PyObject* dtype_object(const TorchHooks& hooks, DType dtype) {
         case DType::float32: return hooks.float32;
         case DType::int32: return hooks.int32;
         case DType::bfloat16: return hooks.bfloat16;
+        case DType::uint8: return hooks.uint8;
     }
     return Py_None;
 }

@@ -22,6 +22,7 @@ struct TorchHooks {
     PyObject* float32 = nullptr;
     PyObject* int32 = nullptr;
     PyObject* bfloat16 = nullptr;
+    PyObject* uint8 = nullptr;
     PyObject* empty_strided = nullptr;       // torch.empty_strided
     PyObject* current_device = nullptr;      // () -> int: the current CUDA ordinal
     PyObject* current_raw_stream = nullptr;  // (ordinal) -> int: that device's current CUstream

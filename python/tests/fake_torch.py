@@ -22,6 +22,7 @@ INT32 = FakeDtype("int32")
 BFLOAT16 = FakeDtype("bfloat16")
 FLOAT16 = FakeDtype("float16")
 INT8 = FakeDtype("int8")
+UINT8 = FakeDtype("uint8")
 
 
 class FakeDevice:
@@ -87,7 +88,7 @@ class FakeTorch:
         self.guards = []       # devices the checked path switched to
         self.streams = []      # ordinals whose current stream was asked for
         self.hooks = types.SimpleNamespace(
-            float8_e4m3fn=FLOAT8 if have_float8 else None, float32=FLOAT32, int32=INT32, bfloat16=BFLOAT16,
+            float8_e4m3fn=FLOAT8 if have_float8 else None, float32=FLOAT32, int32=INT32, bfloat16=BFLOAT16, uint8=UINT8,
             empty_strided=self._empty_strided, current_device=lambda: self.current,
             current_raw_stream=self._current_raw_stream, device=lambda index: FakeDevice("cuda", index),
             device_guard=self._device_guard, reader=None)

@@ -3,7 +3,8 @@
 // fresh random data, a shuffled block table with shared blocks, NaN-poisoned logits, the reference
 // on the same inputs, exact -inf where clean, calc_diff on what a token sees, a bitwise rerun, and a
 // CUDA-graph replay with new context lengths. Then CUDA-event timings (L2 flushed, median).
-// Build: nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -Icodegen/templates paged_harness.cu -lcuda
+// Build (repo root): nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -Icodegen/templates
+//   -Icodegen/families/sm90_mqa_logits -Icodegen/families/sm90_paged_mqa_logits scripts/device/paged_harness.cu -lcuda
 #include <cuda.h>
 #include <cuda_runtime.h>
 

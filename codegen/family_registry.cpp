@@ -8,6 +8,7 @@
 #include "codegen/families/gfx9_mqa_logits/family.hpp"
 #include "codegen/families/sm80_mqa_logits/family.hpp"
 #include "codegen/families/sm90_mqa_logits/family.hpp"
+#include "codegen/families/sm90_paged_mqa_logits/family.hpp"
 #include "core/check.hpp"
 
 namespace mqajit {
@@ -22,11 +23,19 @@ const std::array<const MqaLogitsFamily*, 3>& mqa_logits_families() {
     return list;
 }
 
+const std::array<const PagedMqaLogitsFamily*, 1>& paged_mqa_logits_families() {
+    static const std::array<const PagedMqaLogitsFamily*, 1> list = {
+        &sm90_paged_mqa_logits_family(),
+    };
+    return list;
+}
+
 }  // namespace
 
 std::string_view to_string(KernelOp op) {
     switch (op) {
         case KernelOp::mqa_logits: return "mqa_logits";
+        case KernelOp::paged_mqa_logits: return "paged_mqa_logits";
     }
     return "unknown";
 }
@@ -34,11 +43,33 @@ std::string_view to_string(KernelOp op) {
 std::vector<const KernelFamily*> families_of(KernelOp op) {
     switch (op) {
         case KernelOp::mqa_logits: return {mqa_logits_families().begin(), mqa_logits_families().end()};
+        case KernelOp::paged_mqa_logits: return {paged_mqa_logits_families().begin(), paged_mqa_logits_families().end()};
     }
     MQAJIT_FAIL(internal, "unknown operator {}", static_cast<int>(op));
 }
 
-std::vector<const KernelFamily*> all_families() { return families_of(KernelOp::mqa_logits); }
+std::vector<const KernelFamily*> all_families() {
+    std::vector<const KernelFamily*> all = families_of(KernelOp::mqa_logits);
+    for (const KernelFamily* family : families_of(KernelOp::paged_mqa_logits)) all.push_back(family);
+    return all;
+}
+
+const KernelFamily& kernel_family_for(const Variant& variant) {
+    for (const KernelFamily* family : all_families()) {
+        if (family->op() == variant.op) return *family;
+    }
+    MQAJIT_FAIL(unsupported, "no kernel family generates {} variants (variant {})", to_string(variant.op),
+                variant.name());
+}
+
+const PagedMqaLogitsFamily& paged_family_for(const Variant& variant) {
+    for (const PagedMqaLogitsFamily* family : paged_mqa_logits_families()) {
+        if (family->op() == variant.op) return *family;
+    }
+    MQAJIT_FAIL(unsupported, "no paged_mqa_logits kernel family generates {} variants (variant {}); decode variants "
+                "start with pwgmma",
+                to_string(variant.op), variant.name());
+}
 
 const MqaLogitsFamily& family_for(const Variant& variant) {
     for (const MqaLogitsFamily* family : mqa_logits_families()) {

@@ -15,5 +15,9 @@ std::vector<const KernelFamily*> all_families();
 
 // The mqa_logits family that generates `variant` (by its matrix op); throws Error(unsupported) if none.
 const MqaLogitsFamily& family_for(const Variant& variant);
+// The paged_mqa_logits family that generates `variant`; throws Error(unsupported) if none.
+const PagedMqaLogitsFamily& paged_family_for(const Variant& variant);
+// The family of any operator that generates `variant` (matrix ops are unique across operators).
+const KernelFamily& kernel_family_for(const Variant& variant);
 
 }  // namespace mqajit

@@ -18,12 +18,13 @@
 #include "variants/variant.hpp"
 
 struct MqaLogitsParams;
+struct PagedMqaLogitsParams;
 
 namespace mqajit {
 
 // The operator a family's kernels compute. Families of different operators may share a matrix
 // op (and so variant names); the registry keeps them apart by this.
-enum class KernelOp { mqa_logits };
+enum class KernelOp { mqa_logits, paged_mqa_logits };
 
 std::string_view to_string(KernelOp op);
 
@@ -36,6 +37,19 @@ struct ProblemShape {
     // NOTES: not a size but the one launch limit a caller sets (MqaLogitsOptions::num_sms): the
     // persistent families plan for at most this many multiprocessors; 0 means all of the device's.
     int num_sms = 0;
+};
+
+// The problem of one paged_mqa_logits (decode) call, as far as the host knows it: the context
+// lengths and block indices are in device memory.
+struct PagedProblemShape {
+    int batch = 0;            // B
+    int next_n = 0;           // query tokens per request
+    int heads = 0;            // H
+    int head_dim = 0;         // D
+    int block_kv = 0;         // tokens per cache block
+    int max_context_len = 0;  // logits columns
+    std::int64_t num_cache_blocks = 0;
+    bool context_lens_2d = false;
 };
 
 struct GeneratedKernel {
@@ -74,6 +88,19 @@ public:
     // the variant needs more than the device has, Error(invalid_argument) for operands it can't read.
     virtual LaunchPlan plan(const Variant& variant, const ProblemShape& shape, const DeviceLimits& limits,
                             const MqaLogitsParams& params) const = 0;
+};
+
+// A family of the paged_mqa_logits operator: it plans launches whose argument is PagedMqaLogitsParams.
+class PagedMqaLogitsFamily : public KernelFamily {
+public:
+    KernelOp kernel_op() const final { return KernelOp::paged_mqa_logits; }
+    // Whether `variant` computes this call's shape (its next_n and block_kv), beyond what the rules
+    // check for (heads, head_dim); the reason says what would.
+    virtual Support fits(const Variant& variant, const PagedProblemShape& shape) const = 0;
+    // Grid, block, shared memory and the tensor maps to encode for one call on a device with
+    // `limits`; `params` gives the operands' addresses and strides. Pure, like MqaLogitsFamily::plan.
+    virtual LaunchPlan plan(const Variant& variant, const PagedProblemShape& shape, const DeviceLimits& limits,
+                            const PagedMqaLogitsParams& params) const = 0;
 };
 
 }  // namespace mqajit

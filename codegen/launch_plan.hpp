@@ -43,7 +43,7 @@ struct TensorMapPlan {
 };
 
 struct LaunchPlan {
-    static constexpr std::size_t kMaxTensorMaps = 2;
+    static constexpr std::size_t kMaxTensorMaps = 3;
 
     LaunchConfig config;
     int num_kv_splits = 1;  // the argument's launch-time fields, which the runtime writes in

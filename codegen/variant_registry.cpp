@@ -16,8 +16,16 @@ const VariantRegistry& VariantRegistry::for_op(KernelOp op) {
             static const VariantRegistry registry(families_of(KernelOp::mqa_logits));
             return registry;
         }
+        case KernelOp::paged_mqa_logits: {
+            static const VariantRegistry registry(families_of(KernelOp::paged_mqa_logits));
+            return registry;
+        }
     }
     MQAJIT_FAIL(internal, "no variant registry for operator {}", static_cast<int>(op));
+}
+
+const VariantRegistry& VariantRegistry::of(const Variant& variant) {
+    return for_op(kernel_family_for(variant).kernel_op());
 }
 
 VariantRegistry::VariantRegistry(std::vector<const KernelFamily*> families) : families_(std::move(families)) {}

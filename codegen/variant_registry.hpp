@@ -20,6 +20,8 @@ public:
     static const VariantRegistry& instance();
     // The registry of `op`'s families.
     static const VariantRegistry& for_op(KernelOp op);
+    // The registry of the operator whose family generates `variant`; throws Error(unsupported) if none.
+    static const VariantRegistry& of(const Variant& variant);
 
     explicit VariantRegistry(std::vector<const KernelFamily*> families);
 

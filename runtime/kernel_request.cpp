@@ -7,14 +7,14 @@
 namespace mqajit {
 
 KernelKey kernel_key_for(const Variant& variant, int heads, int head_dim, const Arch& arch, const Compiler& compiler) {
-    return KernelKey{.family = family_for(variant).name(),
+    return KernelKey{.family = kernel_family_for(variant).name(),
                      .variant = fmt::format("{}_h{}_d{}", variant.name(), heads, head_dim),
                      .arch = arch.name,
                      .options_fingerprint = fmt::format("{}-{}", compiler.name(), compiler.version())};
 }
 
 CompileRequest compile_request_for(const Variant& variant, int heads, int head_dim, const Arch& arch) {
-    GeneratedKernel generated = family_for(variant).generate(variant, heads, head_dim, arch);
+    GeneratedKernel generated = kernel_family_for(variant).generate(variant, heads, head_dim, arch);
     CompileRequest request;
     request.source = std::move(generated.source);
     request.source_name = fmt::format("{}_h{}_d{}.cu", variant.name(), heads, head_dim);

@@ -3,24 +3,11 @@
 // launches. Only what the views say is checked: block indices and context lengths live in device
 // memory and are the caller's duty (docs/paged_mqa_logits.md).
 
-#include <cstdint>
-
+#include "codegen/kernel_family.hpp"
 #include "codegen/templates/paged_mqa_logits_params.cuh"
 #include "mqajit/tensor.hpp"
 
 namespace mqajit {
-
-// The problem of one paged_mqa_logits call, as far as the host knows it.
-struct PagedProblemShape {
-    int batch = 0;            // B
-    int next_n = 0;           // query tokens per request
-    int heads = 0;            // H
-    int head_dim = 0;         // D
-    int block_kv = 0;         // tokens per cache block
-    int max_context_len = 0;  // logits columns
-    std::int64_t num_cache_blocks = 0;
-    bool context_lens_2d = false;
-};
 
 struct PagedMqaLogitsArgs {
     PagedProblemShape shape;

@@ -31,17 +31,18 @@ struct AotTarget {
 
 std::vector<AotTarget> select_targets(const Arch& arch, const std::vector<std::string>& selection,
                                       const std::vector<int>& heads_list, const std::vector<int>& head_dims) {
-    const auto& registry = VariantRegistry::instance();
     std::vector<AotTarget> targets;
     std::set<std::tuple<std::string, int, int>> seen;
     auto add = [&](const Variant& v, int h, int d) {
-        if (registry.supports(arch, h, d, v).ok && seen.emplace(v.name(), h, d).second) targets.push_back({v, h, d});
+        if (VariantRegistry::of(v).supports(arch, h, d, v).ok && seen.emplace(v.name(), h, d).second)
+            targets.push_back({v, h, d});
     };
     for (const std::string& item : selection) {
         if (item == "all") {
             for (int h : heads_list)
                 for (int d : head_dims)
-                    for (const Variant& v : registry.variants(arch, h, d)) add(v, h, d);
+                    for (const KernelOp op : {KernelOp::mqa_logits, KernelOp::paged_mqa_logits})
+                        for (const Variant& v : VariantRegistry::for_op(op).variants(arch, h, d)) add(v, h, d);
         } else if (item == "table") {
             for (const TunedRow& row : TuningDb::instance().rows()) {
                 if (row.key.arch == arch.name && row.backend == "jit")
@@ -52,7 +53,7 @@ std::vector<AotTarget> select_targets(const Arch& arch, const std::vector<std::s
             bool any = false;
             for (int h : heads_list) {
                 for (int d : head_dims) {
-                    const Support support = registry.supports(arch, h, d, v);
+                    const Support support = VariantRegistry::of(v).supports(arch, h, d, v);
                     if (support.ok) {
                         add(v, h, d);
                         any = true;
@@ -113,7 +114,7 @@ void add_aot_command(CLI::App& app, CommandContext& context) {
                 const auto result = cache.compile_ahead_of_time(
                     compiler, kernel_key_for(t.variant, t.heads, t.head_dim, arch, compiler),
                     [&] { return compile_request_for(t.variant, t.heads, t.head_dim, arch); });
-                const std::size_t smem = family_for(t.variant).shared_bytes(t.variant, t.heads, t.head_dim) +
+                const std::size_t smem = kernel_family_for(t.variant).shared_bytes(t.variant, t.heads, t.head_dim) +
                                          static_cast<std::size_t>(std::max(0, result.usage.shared_bytes));
                 // NOTES: on AMD, scratch without spills is a private array the compiler could not keep in
                 // registers: as slow as a spill, so it fails too; LDS is checked against the arch here

@@ -26,10 +26,10 @@ void add_codegen_command(CLI::App& app, CommandContext& context) {
         const Arch arch = resolve_arch(options->arch);
         const Variant variant = Variant::parse(options->variant);
         const Support support =
-            VariantRegistry::instance().supports(arch, options->heads, options->head_dim, variant);
+            VariantRegistry::of(variant).supports(arch, options->heads, options->head_dim, variant);
         MQAJIT_CHECK(support.ok, "{} cannot run on {} at heads {} head_dim {}: {}", variant.name(), arch.name,
                      options->heads, options->head_dim, support.reason);
-        const GeneratedKernel kernel = family_for(variant).generate(variant, options->heads, options->head_dim, arch);
+        const GeneratedKernel kernel = kernel_family_for(variant).generate(variant, options->heads, options->head_dim, arch);
         std::fputs(kernel.source.c_str(), stdout);
         context.exit_code = kOk;
     });

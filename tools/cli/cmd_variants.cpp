@@ -22,6 +22,7 @@ struct VariantsOptions {
     int heads = 0;
     int head_dim = 0;
     bool json = false;
+    std::string op = "mqa_logits";
     CLI::Option* arch_option = nullptr;
     CLI::Option* heads_option = nullptr;
 };
@@ -37,6 +38,10 @@ struct Row {
     std::optional<Support> support;  // set when a problem size was given
 };
 
+const VariantRegistry& selected_registry(const VariantsOptions& options) {
+    return VariantRegistry::for_op(options.op == "paged_mqa_logits" ? KernelOp::paged_mqa_logits : KernelOp::mqa_logits);
+}
+
 std::vector<Arch> selected_archs(const VariantsOptions& options) {
     if (options.arch_option->count() > 0) return {Arch::parse(options.arch)};
     if (const auto& override_arch = settings().arch_override) {
@@ -47,12 +52,12 @@ std::vector<Arch> selected_archs(const VariantsOptions& options) {
         }
     }
     std::vector<Arch> all;
-    for (const std::string& name : VariantRegistry::instance().archs()) all.push_back(Arch::parse(name));
+    for (const std::string& name : selected_registry(options).archs()) all.push_back(Arch::parse(name));
     return all;
 }
 
-std::vector<Row> collect_rows(const std::vector<Arch>& archs, const std::optional<ProblemSize>& size) {
-    const VariantRegistry& registry = VariantRegistry::instance();
+std::vector<Row> collect_rows(const VariantRegistry& registry, const std::vector<Arch>& archs,
+                              const std::optional<ProblemSize>& size) {
     std::vector<Row> rows;
     for (const Arch& arch : archs) {
         const std::vector<Variant> variants = registry.variants(arch);
@@ -113,7 +118,7 @@ void print_table(const std::vector<Row>& rows, const std::optional<ProblemSize>&
 void run_variants(const VariantsOptions& options) {
     std::optional<ProblemSize> size;
     if (options.heads_option->count() > 0) size = ProblemSize{options.heads, options.head_dim};
-    const std::vector<Row> rows = collect_rows(selected_archs(options), size);
+    const std::vector<Row> rows = collect_rows(selected_registry(options), selected_archs(options), size);
     if (options.json) {
         print_json(rows, size);
     } else {
@@ -136,6 +141,8 @@ void add_variants_command(CLI::App& app, CommandContext& context) {
     options->heads_option->needs(head_dim_option);
     head_dim_option->needs(options->heads_option);
     command->add_flag("--json", options->json, "Print a JSON array instead of a table");
+    command->add_option("--op", options->op, "Operator: mqa_logits (prefill, the default) or paged_mqa_logits (decode)")
+        ->check(CLI::IsMember({"mqa_logits", "paged_mqa_logits"}));
     command->callback([options, &context] {
         run_variants(*options);
         context.exit_code = kOk;

@@ -49,6 +49,11 @@ std::vector<Variant> VariantRegistry::variants(const Arch& arch, int heads, int 
 }
 
 Support VariantRegistry::supports(const Arch& arch, int heads, int head_dim, const Variant& variant) const {
+    // NOTES: the paged family's variants name a real kernel, of another operator: a refusal, not a bug.
+    if (variant.op == MatrixOp::pwgmma) {
+        return {false, fmt::format("{} is a paged_mqa_logits (decode) kernel; mqa_logits runs wgmma, mma or mfma "
+                                   "variants", variant.name())};
+    }
     const FamilyRules& rules = family_of(variant).rules();
     // NOTES: the rules first, so a variant that breaks one hears which, not merely "not registered".
     if (Support checked = rules.check(arch, heads, head_dim, variant); !checked) return checked;

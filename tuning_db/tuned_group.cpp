@@ -1,21 +1,12 @@
 #include "tuning_db/tuned_group.hpp"
 
 #include <algorithm>
-#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 namespace mqajit::tuning {
 namespace {
-
-// Index of the largest value not above `wanted` in ascending [first, last); `first` when every
-// value is above it.
-template <class It>
-It floor_or_first(It first, It last, std::int64_t wanted) {
-    auto above = std::upper_bound(first, last, wanted);
-    return above == first ? first : above - 1;
-}
 
 std::string describe_choice(std::string_view name, std::int64_t wanted, std::int64_t chosen,
                             const std::vector<std::int64_t>& tuned, std::string_view scope) {
@@ -28,49 +19,68 @@ std::string describe_choice(std::string_view name, std::int64_t wanted, std::int
                        chosen, list);
 }
 
+// The rule's walk over sorted lengths: at each level, the rows [first, last) that match so far
+// narrow to those holding the chosen value. `on_level(level, first, last, chosen)` sees each step.
+template <std::size_t N, class OnLevel>
+std::size_t walk(const std::vector<std::array<std::int64_t, N>>& lengths, const std::array<std::int64_t, N>& wanted,
+                 OnLevel&& on_level) {
+    std::size_t first = 0;
+    std::size_t last = lengths.size();
+    for (std::size_t level = 0; level < N; ++level) {
+        const auto at_level = [level](const std::array<std::int64_t, N>& l) { return l[level]; };
+        const auto begin = lengths.begin();
+        // NOTES: within [first, last) the rows agree on every earlier level, so this level is sorted.
+        const auto above = std::ranges::upper_bound(begin + first, begin + last, wanted[level], {}, at_level);
+        const std::size_t above_index = static_cast<std::size_t>(above - begin);
+        const std::size_t chosen_row = above_index == first ? first : above_index - 1;
+        const std::int64_t chosen = lengths[chosen_row][level];
+        on_level(level, first, last, chosen);
+        if (level + 1 == N) return chosen_row;
+        const std::size_t chosen_end =
+            above_index == first
+                ? static_cast<std::size_t>(std::ranges::upper_bound(begin + first, begin + last, chosen, {}, at_level) - begin)
+                : above_index;
+        first = static_cast<std::size_t>(std::ranges::lower_bound(begin + first, begin + chosen_end, chosen, {},
+                                                                  at_level) - begin);
+        last = chosen_end;
+    }
+    return first;
+}
+
 }  // namespace
 
-TunedGroup::TunedGroup(std::vector<TunedRow> rows) : rows_(std::move(rows)) {
-    std::ranges::sort(rows_, [](const TunedRow& a, const TunedRow& b) {
-        return std::tie(a.key.seq_len_kv, a.key.seq_len) < std::tie(b.key.seq_len_kv, b.key.seq_len);
-    });
-    seq_lens_.reserve(rows_.size());
-    for (std::size_t i = 0; i < rows_.size(); ++i) {
-        seq_lens_.push_back(rows_[i].key.seq_len);
-        if (kv_lens_.empty() || kv_lens_.back() != rows_[i].key.seq_len_kv) {
-            kv_lens_.push_back(rows_[i].key.seq_len_kv);
-            kv_first_row_.push_back(i);
+template <class Key>
+TunedGroup<Key>::TunedGroup(std::vector<Row> rows) : rows_(std::move(rows)) {
+    std::ranges::sort(rows_, {}, [](const Row& row) { return lengths_of(row.key); });
+    lengths_.reserve(rows_.size());
+    for (const Row& row : rows_) lengths_.push_back(lengths_of(row.key));
+}
+
+template <class Key>
+const typename TunedGroup<Key>::Row* TunedGroup<Key>::find(const Key& shape) const {
+    if (rows_.empty()) return nullptr;
+    return &rows_[walk(lengths_, lengths_of(shape), [](std::size_t, std::size_t, std::size_t, std::int64_t) {})];
+}
+
+template <class Key>
+const typename TunedGroup<Key>::Row* TunedGroup<Key>::explain(const Key& shape, std::vector<std::string>& steps) const {
+    if (rows_.empty()) return nullptr;
+    constexpr auto names = length_names<Key>();
+    const Lengths<Key> wanted = lengths_of(shape);
+    std::string scope;  // " at seq_len_kv=16384": the levels chosen so far
+    const std::size_t row = walk(lengths_, wanted, [&](std::size_t level, std::size_t first, std::size_t last,
+                                                       std::int64_t chosen) {
+        std::vector<std::int64_t> tuned;
+        for (std::size_t i = first; i < last; ++i) {
+            if (tuned.empty() || tuned.back() != lengths_[i][level]) tuned.push_back(lengths_[i][level]);
         }
-    }
-    kv_first_row_.push_back(rows_.size());
+        steps.push_back(describe_choice(names[level], wanted[level], chosen, tuned, scope));
+        scope += fmt::format("{} {}={}", scope.empty() ? " at" : ",", names[level], chosen);
+    });
+    return &rows_[row];
 }
 
-std::size_t TunedGroup::kv_index(std::int64_t seq_len_kv) const {
-    return static_cast<std::size_t>(floor_or_first(kv_lens_.begin(), kv_lens_.end(), seq_len_kv) - kv_lens_.begin());
-}
-
-std::size_t TunedGroup::row_index(std::size_t kv, std::int64_t seq_len) const {
-    const auto first = seq_lens_.begin() + static_cast<std::ptrdiff_t>(kv_first_row_[kv]);
-    const auto last = seq_lens_.begin() + static_cast<std::ptrdiff_t>(kv_first_row_[kv + 1]);
-    return static_cast<std::size_t>(floor_or_first(first, last, seq_len) - seq_lens_.begin());
-}
-
-const TunedRow* TunedGroup::find(std::int64_t seq_len, std::int64_t seq_len_kv) const {
-    if (rows_.empty()) return nullptr;
-    return &rows_[row_index(kv_index(seq_len_kv), seq_len)];
-}
-
-const TunedRow* TunedGroup::explain(std::int64_t seq_len, std::int64_t seq_len_kv,
-                                    std::vector<std::string>& steps) const {
-    if (rows_.empty()) return nullptr;
-    const std::size_t kv = kv_index(seq_len_kv);
-    steps.push_back(describe_choice("seq_len_kv", seq_len_kv, kv_lens_[kv], kv_lens_, ""));
-    const std::vector<std::int64_t> seq_lens(seq_lens_.begin() + static_cast<std::ptrdiff_t>(kv_first_row_[kv]),
-                                             seq_lens_.begin() + static_cast<std::ptrdiff_t>(kv_first_row_[kv + 1]));
-    const TunedRow& row = rows_[row_index(kv, seq_len)];
-    steps.push_back(describe_choice("seq_len", seq_len, row.key.seq_len, seq_lens,
-                                    fmt::format(" at seq_len_kv={}", kv_lens_[kv])));
-    return &row;
-}
+template class TunedGroup<ShapeKey>;
+template class TunedGroup<PagedShapeKey>;
 
 }  // namespace mqajit::tuning

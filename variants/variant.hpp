@@ -3,7 +3,8 @@
 // everything (codegen input, cache tag, log field, tuning-table value). Grammar: docs/variants.md.
 //
 //   <op><M>x<N>x<K>_bkv<B>_r<R>_w<W>[_lds<S>]
-//   op = wgmma (sm_90a), mma (sm_80+ mma.sync), mfma (gfx942/gfx950)
+//   op = wgmma (sm_90a), mma (sm_80+ mma.sync), mfma (gfx942/gfx950): mqa_logits (prefill);
+//        pwgmma (sm_90a, "paged wgmma"): paged_mqa_logits (decode)
 
 #include <compare>
 #include <string>
@@ -11,7 +12,7 @@
 
 namespace mqajit {
 
-enum class MatrixOp { wgmma, mma, mfma };
+enum class MatrixOp { wgmma, mma, mfma, pwgmma };
 
 std::string_view to_string(MatrixOp op);
 

@@ -19,32 +19,12 @@ std::string describe_choice(std::string_view name, std::int64_t wanted, std::int
                        chosen, list);
 }
 
-// The rule's walk over sorted lengths: at each level, the rows [first, last) that match so far
-// narrow to those holding the chosen value. `on_level(level, first, last, chosen)` sees each step.
-template <std::size_t N, class OnLevel>
-std::size_t walk(const std::vector<std::array<std::int64_t, N>>& lengths, const std::array<std::int64_t, N>& wanted,
-                 OnLevel&& on_level) {
-    std::size_t first = 0;
-    std::size_t last = lengths.size();
-    for (std::size_t level = 0; level < N; ++level) {
-        const auto at_level = [level](const std::array<std::int64_t, N>& l) { return l[level]; };
-        const auto begin = lengths.begin();
-        // NOTES: within [first, last) the rows agree on every earlier level, so this level is sorted.
-        const auto above = std::ranges::upper_bound(begin + first, begin + last, wanted[level], {}, at_level);
-        const std::size_t above_index = static_cast<std::size_t>(above - begin);
-        const std::size_t chosen_row = above_index == first ? first : above_index - 1;
-        const std::int64_t chosen = lengths[chosen_row][level];
-        on_level(level, first, last, chosen);
-        if (level + 1 == N) return chosen_row;
-        const std::size_t chosen_end =
-            above_index == first
-                ? static_cast<std::size_t>(std::ranges::upper_bound(begin + first, begin + last, chosen, {}, at_level) - begin)
-                : above_index;
-        first = static_cast<std::size_t>(std::ranges::lower_bound(begin + first, begin + chosen_end, chosen, {},
-                                                                  at_level) - begin);
-        last = chosen_end;
-    }
-    return first;
+// Index of the largest value not above `wanted` in ascending [first, last); `first` when every
+// value is above it.
+template <class It>
+It floor_or_first(It first, It last, std::int64_t wanted) {
+    auto above = std::upper_bound(first, last, wanted);
+    return above == first ? first : above - 1;
 }
 
 }  // namespace
@@ -52,14 +32,41 @@ std::size_t walk(const std::vector<std::array<std::int64_t, N>>& lengths, const 
 template <class Key>
 TunedGroup<Key>::TunedGroup(std::vector<Row> rows) : rows_(std::move(rows)) {
     std::ranges::sort(rows_, {}, [](const Row& row) { return lengths_of(row.key); });
-    lengths_.reserve(rows_.size());
-    for (const Row& row : rows_) lengths_.push_back(lengths_of(row.key));
+    inner_values_.reserve(rows_.size());
+    if constexpr (kLevels == 1) outer_first_.push_back(0);
+    for (std::size_t i = 0; i < rows_.size(); ++i) {
+        const Lengths<Key> lengths = lengths_of(rows_[i].key);
+        inner_values_.push_back(lengths[kLevels - 1]);
+        if (kLevels == 2 && (outer_values_.empty() || outer_values_.back() != lengths[0])) {
+            outer_values_.push_back(lengths[0]);
+            outer_first_.push_back(i);
+        }
+    }
+    outer_first_.push_back(rows_.size());
+}
+
+template <class Key>
+std::size_t TunedGroup<Key>::outer_index(const Lengths<Key>& wanted) const {
+    if constexpr (kLevels == 1) {
+        return 0;
+    } else {
+        return static_cast<std::size_t>(floor_or_first(outer_values_.begin(), outer_values_.end(), wanted[0]) -
+                                        outer_values_.begin());
+    }
+}
+
+template <class Key>
+std::size_t TunedGroup<Key>::row_index(std::size_t k, std::int64_t wanted) const {
+    const auto first = inner_values_.begin() + static_cast<std::ptrdiff_t>(outer_first_[k]);
+    const auto last = inner_values_.begin() + static_cast<std::ptrdiff_t>(outer_first_[k + 1]);
+    return static_cast<std::size_t>(floor_or_first(first, last, wanted) - inner_values_.begin());
 }
 
 template <class Key>
 const typename TunedGroup<Key>::Row* TunedGroup<Key>::find(const Key& shape) const {
     if (rows_.empty()) return nullptr;
-    return &rows_[walk(lengths_, lengths_of(shape), [](std::size_t, std::size_t, std::size_t, std::int64_t) {})];
+    const Lengths<Key> wanted = lengths_of(shape);
+    return &rows_[row_index(outer_index(wanted), wanted[kLevels - 1])];
 }
 
 template <class Key>
@@ -67,16 +74,16 @@ const typename TunedGroup<Key>::Row* TunedGroup<Key>::explain(const Key& shape, 
     if (rows_.empty()) return nullptr;
     constexpr auto names = length_names<Key>();
     const Lengths<Key> wanted = lengths_of(shape);
-    std::string scope;  // " at seq_len_kv=16384": the levels chosen so far
-    const std::size_t row = walk(lengths_, wanted, [&](std::size_t level, std::size_t first, std::size_t last,
-                                                       std::int64_t chosen) {
-        std::vector<std::int64_t> tuned;
-        for (std::size_t i = first; i < last; ++i) {
-            if (tuned.empty() || tuned.back() != lengths_[i][level]) tuned.push_back(lengths_[i][level]);
-        }
-        steps.push_back(describe_choice(names[level], wanted[level], chosen, tuned, scope));
-        scope += fmt::format("{} {}={}", scope.empty() ? " at" : ",", names[level], chosen);
-    });
+    const std::size_t k = outer_index(wanted);
+    std::string scope;  // " at seq_len_kv=16384": the first length chosen, with two
+    if (kLevels == 2) {
+        steps.push_back(describe_choice(names[0], wanted[0], outer_values_[k], outer_values_, ""));
+        scope = fmt::format(" at {}={}", names[0], outer_values_[k]);
+    }
+    const std::vector<std::int64_t> tuned(inner_values_.begin() + static_cast<std::ptrdiff_t>(outer_first_[k]),
+                                          inner_values_.begin() + static_cast<std::ptrdiff_t>(outer_first_[k + 1]));
+    const std::size_t row = row_index(k, wanted[kLevels - 1]);
+    steps.push_back(describe_choice(names[kLevels - 1], wanted[kLevels - 1], inner_values_[row], tuned, scope));
     return &rows_[row];
 }
 

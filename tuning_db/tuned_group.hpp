@@ -33,8 +33,20 @@ public:
     const std::vector<Row>& rows() const { return rows_; }
 
 private:
-    std::vector<Row> rows_;                 // ordered by their lengths in search order
-    std::vector<Lengths<Key>> lengths_;     // rows_[i]'s lengths, kept apart for a cache-dense search
+    static constexpr std::size_t kLevels = num_lengths<Key>();
+    static_assert(kLevels == 1 || kLevels == 2, "the rule searches one length or two");
+
+    // With two lengths, the index of the first length's chosen value in outer_values_; with one, 0.
+    // Its rows are [outer_first_[k], outer_first_[k + 1]).
+    std::size_t outer_index(const Lengths<Key>& wanted) const;
+    // The row of the last length's chosen value among the rows of outer_index k.
+    std::size_t row_index(std::size_t k, std::int64_t wanted) const;
+
+    std::vector<Row> rows_;  // ordered by their lengths in search order
+    // NOTES: the searched values are kept apart from the rows, dense, for cache-friendly searches.
+    std::vector<std::int64_t> outer_values_;  // two lengths: the distinct first-length values, ascending
+    std::vector<std::size_t> outer_first_;    // each outer value's first row, then rows_.size(); one length: {0, size}
+    std::vector<std::int64_t> inner_values_;  // rows_[i]'s last length
 };
 
 extern template class TunedGroup<ShapeKey>;

@@ -84,7 +84,8 @@ TEST_CASE("paged rules: each rule refuses with what would work") {
     CHECK(contains(reason("wgmma64x64x32_bkv64_r1_w2_lds4", problem(64, 1)), "runs pwgmma variants"));
     CHECK(contains(reason("pwgmma64x16x32_bkv64_r1_w2_lds4", problem(16, 1)), "take heads 32, 64"));
     CHECK(contains(reason("pwgmma64x64x32_bkv64_r1_w2_lds4", problem(64, 1, 64, 256)), "head_dim 64, 128"));
-    CHECK(contains(reason("pwgmma64x320x32_bkv64_r5_w2_lds4", problem(64, 5)), "next_n 1 to 4"));
+    CHECK(contains(reason("pwgmma64x320x32_bkv64_r5_w2_lds4", problem(64, 5)), "r (tokens per request, next_n) must "
+                                                                              "be 1 to 4; got 5"));
     CHECK(contains(reason("pwgmma128x64x32_bkv64_r1_w2_lds4", problem(64, 1)), "64x<N>x32"));
     // Warpgroups and stages.
     CHECK(contains(reason("pwgmma64x64x32_bkv64_r1_w4_lds4", problem(64, 1)), "w (math warpgroups) must be 1..3"));

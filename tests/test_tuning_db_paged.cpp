@@ -100,7 +100,7 @@ TEST_CASE("paged table: its columns, CSV header and SQL table come from its one 
     CHECK(key_problem(decode_key(132, 0, 0)).value_or("") == "batch is 0; sizes must be positive");
 }
 
-TEST_CASE("paged csv: rows parse and print back; the mode column is required; another op's table says so") {
+TEST_CASE("paged csv: rows parse and print back, the mode column is required, another op's table says so") {
     const auto parsed = tuning::parse_csv<PagedShapeKey>(decode_csv(), "d.csv");
     REQUIRE(parsed.problems.empty());
     REQUIRE(parsed.rows.size() == 6);

@@ -114,7 +114,7 @@ TEST_CASE("paged cli: a lookup with the other operator's keys, or without its ow
     CHECK(contains(output, "--op"));
 }
 
-TEST_CASE("paged cli: list, export and import work on the decode table; import refuses what cannot run") {
+TEST_CASE("paged cli: list, export and import work on the decode table, import refuses what cannot run") {
     PagedCliFixture fixture;
     std::string output;
     CHECK(fixture.db("list --op paged_mqa_logits", &output) == 0);

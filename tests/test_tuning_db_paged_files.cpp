@@ -49,7 +49,7 @@ PagedTunedRow paged_row(std::int64_t batch) {
 
 }  // namespace
 
-TEST_CASE("paged files: a file's name says its table; each loader lists only its own shipped files") {
+TEST_CASE("paged files: a file's name says its table, each loader lists only its own shipped files") {
     CHECK(tuning::config_file_op("a/paged_mqa_logits_tuned.csv") == "paged_mqa_logits");
     CHECK(tuning::config_file_op("a/paged_mqa_logits_tuned_glm5.csv") == "paged_mqa_logits");
     CHECK(tuning::config_file_op("a/paged_mqa_logits_tuned_x_tuned_mqa_logits.csv") == "paged_mqa_logits");

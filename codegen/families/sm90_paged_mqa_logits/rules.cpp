@@ -40,31 +40,21 @@ std::int64_t pwgmma_shared_bytes(const Variant& v, int head_dim) {
     return 1024 + key_stages + q_buffers + scales + barriers + schedule;
 }
 
-Support paged_variant_support(const Arch& arch, const PagedProblem& problem, const Variant& v) {
+Support pwgmma_check(const Arch& arch, int heads, int head_dim, const Variant& v) {
     if (arch.vendor != Vendor::nvidia || arch.number != 90 || !arch.arch_specific)
         return unsupported("paged_mqa_logits kernels (pwgmma) need sm_90a; this device is {}", arch.name);
     if (v.op != MatrixOp::pwgmma)
         return unsupported("paged_mqa_logits runs pwgmma variants; {} is an mqa_logits ({}) kernel", v.name(),
                            to_string(v.op));
-    if (Support size = variant_rules::check_problem_size("pwgmma", problem.heads, {32, 64}, problem.head_dim,
-                                                         {64, 128});
-        !size)
+    if (Support size = variant_rules::check_problem_size("pwgmma", heads, {32, 64}, head_dim, {64, 128}); !size)
         return size;
-    if (problem.next_n < 1 || problem.next_n > 4)
-        return unsupported("pwgmma kernels take next_n 1 to 4; got next_n={}", problem.next_n);
     if (v.m != 64 || v.k != 32) return unsupported("pwgmma runs the fp8 shape 64x<N>x32; got M={} K={}", v.m, v.k);
-    if (v.rows != problem.next_n)
-        return unsupported("r={} must equal the call's next_n, {}", v.rows, problem.next_n);
-    if (v.n != v.rows * problem.heads) {
-        return unsupported("N={} must equal r x heads = {} x {} = {}", v.n, v.rows, problem.heads,
-                           v.rows * problem.heads);
-    }
+    if (v.rows < 1 || v.rows > 4) return unsupported("r (tokens per request, next_n) must be 1 to 4; got {}", v.rows);
+    if (v.n != v.rows * heads)
+        return unsupported("N={} must equal r x heads = {} x {} = {}", v.n, v.rows, heads, v.rows * heads);
     if (v.n < 32 || v.n > 256 || v.n % 32 != 0)
         return unsupported("N={} must be a multiple of 32 from 32 to 256 (the wgmma N of all tokens and heads)", v.n);
     if (!contains({64, 128}, v.bkv)) return unsupported("bkv (keys per stage) must be 64 or 128; got {}", v.bkv);
-    if (v.bkv != problem.block_kv)
-        return unsupported("bkv={} must equal the cache's block_kv, {} (one cache block per stage)", v.bkv,
-                           problem.block_kv);
     if (v.warps < 1 || v.warps > 3) return unsupported("w (math warpgroups) must be 1..3; got {}", v.warps);
     if (v.stages == 0) return unsupported("pwgmma needs _lds<S> (pipeline stages, 2..16)");
     if (v.stages < 2 || v.stages > 16) return unsupported("lds (pipeline stages) must be 2..16; got {}", v.stages);
@@ -87,11 +77,20 @@ Support paged_variant_support(const Arch& arch, const PagedProblem& problem, con
                            "w{} leaves it; use fewer math warpgroups", needed, accumulators, v.n / 4,
                            math_thread_registers(v.warps), v.warps);
     }
-    const std::int64_t shared = pwgmma_shared_bytes(v, problem.head_dim);
+    const std::int64_t shared = pwgmma_shared_bytes(v, head_dim);
     if (shared > kMaxSharedMemoryBytes) {
         return unsupported("shared memory {} B exceeds {} B (227 KiB on sm_90a); lower lds", shared,
                            kMaxSharedMemoryBytes);
     }
+    return supported();
+}
+
+Support paged_variant_support(const Arch& arch, const PagedProblem& problem, const Variant& v) {
+    if (Support rules = pwgmma_check(arch, problem.heads, problem.head_dim, v); !rules) return rules;
+    if (v.rows != problem.next_n) return unsupported("r={} must equal the call's next_n, {}", v.rows, problem.next_n);
+    if (v.bkv != problem.block_kv)
+        return unsupported("bkv={} must equal the cache's block_kv, {} (one cache block per stage)", v.bkv,
+                           problem.block_kv);
     return supported();
 }
 

@@ -22,9 +22,15 @@ struct PagedProblem {
     int block_kv = 0;
 };
 
-// ok, or the first rule that fails with what would work: arch, op, heads and head_dim, next_n,
-// instruction shape, block_kv, warpgroups, stages, accumulators, registers, shared memory.
+// ok, or the first rule that fails with what would work: pwgmma_check's, then whether the variant
+// fits the call (r = next_n, bkv = block_kv).
 Support paged_variant_support(const Arch& arch, const PagedProblem& problem, const Variant& variant);
+
+// Every rule the variant decides at (heads, head_dim) alone: arch, op, heads and head_dim,
+// instruction shape, r (next_n) 1..4, bkv, warpgroups, stages, accumulators, registers, shared
+// memory. The signature of a family's FamilyRules::check, which this becomes when the decode
+// family is registered.
+Support pwgmma_check(const Arch& arch, int heads, int head_dim, const Variant& variant);
 
 // Dynamic shared memory of one block: 1024 B of alignment slack, the key stages, two Q buffers,
 // the key scales per stage, the mbarriers and the schedule scratch (PagedConfig::kSharedBytes).

@@ -49,7 +49,7 @@ template <class Key = ShapeKey>
 ConfigRowsOf<Key> load_config_files(const std::vector<std::filesystem::path>& files);
 
 // Merges already-parsed tables in the given order (later wins).
-template <class Key>
+template <class Key = ShapeKey>
 ConfigRowsOf<Key> merge_tables(const std::vector<CsvRowsOf<Key>>& tables);
 
 // The operator ("mqa_logits", "paged_mqa_logits") a CSV of this name belongs to.

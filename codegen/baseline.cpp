@@ -25,4 +25,12 @@ LaunchConfig reference_launch_config(const ProblemShape& shape) {
     return config;
 }
 
+LaunchConfig paged_reference_launch_config(const PagedProblemShape& shape) {
+    LaunchConfig config;
+    config.grid_x = static_cast<unsigned>(std::max(1, (shape.max_context_len + 127) / 128));
+    config.grid_y = static_cast<unsigned>(std::clamp<std::int64_t>(std::int64_t{shape.batch} * shape.next_n, 1, 65535));
+    config.block_x = 128;
+    return config;
+}
+
 }  // namespace mqajit

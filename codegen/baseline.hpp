@@ -29,4 +29,9 @@ inline constexpr const char* kReferenceKernelName = "mqa_logits_reference";
 // shared memory; rows past the grid's height are looped over. Its argument is MqaLogitsParams.
 LaunchConfig reference_launch_config(const ProblemShape& shape);
 
+// The paged_mqa_logits reference kernel (reference_paged_mqa_logits.cuh) and its launch: grid
+// (ceil(max_context_len / 128), min(B * next_n, 65535)), block 128; its argument is PagedMqaLogitsParams.
+inline constexpr const char* kPagedReferenceKernelName = "paged_mqa_logits_reference";
+LaunchConfig paged_reference_launch_config(const PagedProblemShape& shape);
+
 }  // namespace mqajit

@@ -50,6 +50,7 @@ struct PagedProblemShape {
     int max_context_len = 0;  // logits columns
     std::int64_t num_cache_blocks = 0;
     bool context_lens_2d = false;
+    int num_sms = 0;  // SMs the call may use; 0: all
 };
 
 struct GeneratedKernel {

@@ -20,4 +20,12 @@ PrebuiltBaseline prebuilt_baseline(const Arch& arch, int heads, int head_dim);
 // Whether the fatbin holds the sm_90a kernels (MQAJIT_CUDA_ARCHS had 90).
 bool prebuilt_has_sm90a();
 
+// The paged_mqa_logits fatbin: the reference kernel (kPagedReferenceKernelName) for every arch
+// and, on sm_90a, the baselines.
+std::span<const char> prebuilt_paged_fatbin();
+// The paged baseline for a call: paged_baseline_variant(heads, next_n), 64-token blocks, on sm_90a.
+// Throws Error(unsupported) saying why there is none (another arch, another block size, a build
+// without sm_90a, heads/head_dim/next_n it lacks).
+PrebuiltBaseline prebuilt_paged_baseline(const Arch& arch, const PagedProblemShape& shape);
+
 }  // namespace mqajit

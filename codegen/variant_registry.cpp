@@ -1,5 +1,8 @@
 #include "codegen/variant_registry.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <tuple>
 
@@ -7,6 +10,17 @@
 #include "core/check.hpp"
 
 namespace mqajit {
+namespace {
+
+std::string_view describe(KernelOp op) {
+    switch (op) {
+        case KernelOp::mqa_logits: return "mqa_logits (prefill)";
+        case KernelOp::paged_mqa_logits: return "paged_mqa_logits (decode)";
+    }
+    return "unknown operator's";
+}
+
+}  // namespace
 
 const VariantRegistry& VariantRegistry::instance() { return for_op(KernelOp::mqa_logits); }
 
@@ -30,10 +44,24 @@ const VariantRegistry& VariantRegistry::of(const Variant& variant) {
 
 VariantRegistry::VariantRegistry(std::vector<const KernelFamily*> families) : families_(std::move(families)) {}
 
-const KernelFamily& VariantRegistry::family_of(const Variant& variant) const {
+const KernelFamily* VariantRegistry::find_family(const Variant& variant) const {
     for (const KernelFamily* family : families_) {
-        if (family->op() == variant.op) return *family;
+        if (family->op() == variant.op) return family;
     }
+    return nullptr;
+}
+
+std::string VariantRegistry::matrix_ops() const {
+    std::vector<std::string> ops;
+    for (const KernelFamily* family : families_) {
+        const std::string op(to_string(family->op()));
+        if (std::ranges::find(ops, op) == ops.end()) ops.push_back(op);
+    }
+    return fmt::format("{}", fmt::join(ops, ", "));
+}
+
+const KernelFamily& VariantRegistry::family_of(const Variant& variant) const {
+    if (const KernelFamily* family = find_family(variant)) return *family;
     MQAJIT_FAIL(unsupported, "no kernel family generates {} variants (variant {}); `mqajit variants` lists those there are",
                 to_string(variant.op), variant.name());
 }
@@ -57,7 +85,13 @@ std::vector<Variant> VariantRegistry::variants(const Arch& arch, int heads, int 
 }
 
 Support VariantRegistry::supports(const Arch& arch, int heads, int head_dim, const Variant& variant) const {
-    const FamilyRules& rules = family_of(variant).rules();
+    const KernelFamily* family = find_family(variant);
+    // NOTES: a variant of another operator names a real kernel: a refusal, not a bug.
+    if (family == nullptr) {
+        return {false, fmt::format("{} is a {} kernel; this operator runs {} variants", variant.name(),
+                                   describe(kernel_family_for(variant).kernel_op()), matrix_ops())};
+    }
+    const FamilyRules& rules = family->rules();
     // NOTES: the rules first, so a variant that breaks one hears which, not merely "not registered".
     if (Support checked = rules.check(arch, heads, head_dim, variant); !checked) return checked;
     const std::vector<Variant> registered = rules.registered(arch);

@@ -35,7 +35,9 @@ public:
     std::vector<std::string> archs() const;
 
 private:
+    const KernelFamily* find_family(const Variant& variant) const;  // nullptr: another operator's
     const KernelFamily& family_of(const Variant& variant) const;
+    std::string matrix_ops() const;  // "wgmma, mma, mfma"
 
     std::vector<const KernelFamily*> families_;
 };

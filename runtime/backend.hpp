@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/kernel_family.hpp"
 #include "runtime/compiler.hpp"
 #include "runtime/device.hpp"
 #include "runtime/kernel_cache.hpp"
@@ -64,6 +65,10 @@ public:
     // The pre-built reference kernel for `arch` (codegen/baseline.hpp: kReferenceKernelName and its
     // launch). Throws Error(unsupported) saying why this build has none.
     virtual PrebuiltKernel reference(const Arch& arch) const = 0;
+    // The paged_mqa_logits (decode) counterparts: the pre-built baseline for a call's shape and the
+    // reference kernel (kPagedReferenceKernelName). Throw Error(unsupported) saying why there is none.
+    virtual BaselineKernel paged_baseline(const Arch& arch, const PagedProblemShape& shape) const = 0;
+    virtual PrebuiltKernel paged_reference(const Arch& arch) const = 0;
 };
 
 // The backend that serves an arch ("sm_90a" -> cuda, "gfx950" -> hip); throws Error(unsupported)

@@ -161,4 +161,13 @@ BaselineKernel CudaBackend::baseline(const Arch& arch, int heads, int head_dim) 
 
 PrebuiltKernel CudaBackend::reference(const Arch&) const { return {prebuilt_fatbin(), kReferenceKernelName}; }
 
+BaselineKernel CudaBackend::paged_baseline(const Arch& arch, const PagedProblemShape& shape) const {
+    PrebuiltBaseline baseline = prebuilt_paged_baseline(arch, shape);
+    return {baseline.variant, {prebuilt_paged_fatbin(), std::move(baseline.kernel_name)}};
+}
+
+PrebuiltKernel CudaBackend::paged_reference(const Arch&) const {
+    return {prebuilt_paged_fatbin(), kPagedReferenceKernelName};
+}
+
 }  // namespace mqajit

@@ -40,6 +40,8 @@ public:
     // The nvcc fatbin's (codegen/prebuilt/).
     BaselineKernel baseline(const Arch& arch, int heads, int head_dim) const override;
     PrebuiltKernel reference(const Arch& arch) const override;
+    BaselineKernel paged_baseline(const Arch& arch, const PagedProblemShape& shape) const override;
+    PrebuiltKernel paged_reference(const Arch& arch) const override;
 
 private:
     struct Driver {

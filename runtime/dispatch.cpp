@@ -15,6 +15,7 @@
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "runtime/arch_override.hpp"
+#include "runtime/dispatch_support.hpp"
 #include "tuning_db/tuning_db.hpp"
 
 namespace mqajit {
@@ -41,26 +42,11 @@ std::optional<DiskCache> make_disk_cache() {
     return DiskCache(settings().cache_dir / "kernels");
 }
 
-// True the first time `topic` is seen in this process: one failure that hits every variant (hiprtc
-// missing, a kernel built for another arch) is one warning, not one per tuned row.
-bool first_time(const std::string& topic) {
-    static std::mutex mutex;
-    static std::set<std::string> seen;
-    const std::lock_guard lock(mutex);
-    return seen.insert(topic).second;
-}
-
 // Writes the plan's launch-time fields and tensor maps into the kernel argument.
 void fill_launch_fields(const LaunchPlan& plan, const Device& device, MqaLogitsParams& params) {
     params.num_q_blocks = plan.num_q_blocks;
     params.num_kv_splits = plan.num_kv_splits;
-    auto* argument = reinterpret_cast<unsigned char*>(&params);
-    for (const TensorMapPlan& map : plan.tensor_maps()) {
-        MQAJIT_CHECK_KIND(internal, map.argument_offset % alignof(MqaTensorMap) == 0 &&
-                                        map.argument_offset + sizeof(MqaTensorMap) <= sizeof(MqaLogitsParams),
-                          "a launch plan put a tensor map at byte {} of the kernel argument", map.argument_offset);
-        device.encode_tensor_map(map.request, *reinterpret_cast<MqaTensorMap*>(argument + map.argument_offset));
-    }
+    encode_tensor_maps(plan, device, &params, sizeof(params));
 }
 
 }  // namespace

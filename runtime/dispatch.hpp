@@ -36,6 +36,8 @@ public:
     KernelChoice choose(const ProblemShape& shape, bool clean_logits, const std::string& requested_variant);
     // The backend dispatch runs on (the live one).
     Backend& backend() const { return backend_; }
+    // Loaded kernels of every operator (the decode dispatcher shares it).
+    KernelCache& kernel_cache() { return cache_; }
 
 private:
     Dispatcher();

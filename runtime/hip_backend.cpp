@@ -115,4 +115,12 @@ PrebuiltKernel HipBackend::reference(const Arch& arch) const {
     return {prebuilt_amd_code_object_for(arch), kReferenceKernelName};
 }
 
+BaselineKernel HipBackend::paged_baseline(const Arch& arch, const PagedProblemShape&) const {
+    MQAJIT_FAIL(unsupported, "paged_mqa_logits has no AMD kernels yet ({}); it runs on sm_90a", arch.name);
+}
+
+PrebuiltKernel HipBackend::paged_reference(const Arch& arch) const {
+    MQAJIT_FAIL(unsupported, "paged_mqa_logits has no AMD reference kernel yet ({}); it runs on sm_90a", arch.name);
+}
+
 }  // namespace mqajit

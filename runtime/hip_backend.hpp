@@ -49,6 +49,8 @@ public:
     // The clang-22 code objects' (codegen/prebuilt_amd/).
     BaselineKernel baseline(const Arch& arch, int heads, int head_dim) const override;
     PrebuiltKernel reference(const Arch& arch) const override;
+    BaselineKernel paged_baseline(const Arch& arch, const PagedProblemShape& shape) const override;
+    PrebuiltKernel paged_reference(const Arch& arch) const override;
 
 private:
     struct Runtime {

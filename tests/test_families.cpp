@@ -15,6 +15,7 @@
 #include "codegen/families/gfx9_mqa_logits/family.hpp"
 #include "codegen/families/sm80_mqa_logits/family.hpp"
 #include "codegen/families/sm90_mqa_logits/family.hpp"
+#include "codegen/families/sm90_paged_mqa_logits/family.hpp"
 #include "codegen/family_registry.hpp"
 #include "codegen/templates.hpp"
 #include "codegen/templates/mqa_logits_params.cuh"
@@ -37,7 +38,7 @@ std::set<std::string> header_names(const GeneratedKernel& kernel) {
 
 // A runnable variant of `family` on `arch` at (32, 128), or nothing.
 std::optional<Variant> some_variant(const KernelFamily& family, const Arch& arch) {
-    for (const Variant& v : VariantRegistry::instance().variants(arch, 32, 128)) {
+    for (const Variant& v : VariantRegistry::for_op(family.kernel_op()).variants(arch, 32, 128)) {
         if (v.op == family.op()) return v;
     }
     return std::nullopt;
@@ -53,7 +54,11 @@ TEST_CASE("families: the registry lists each family once, in the order variants 
     CHECK(families[0] == &sm90_mqa_logits_family());
     CHECK(families[1] == &sm80_mqa_logits_family());
     CHECK(families[2] == &gfx9_mqa_logits_family());
-    CHECK(all_families() == families);
+    const std::vector<const KernelFamily*> all = all_families();
+    REQUIRE(all.size() == 4);  // then the decode family
+    CHECK(std::vector(all.begin(), all.begin() + 3) == families);
+    CHECK(all[3] == &sm90_paged_mqa_logits_family());
+    CHECK(families_of(KernelOp::paged_mqa_logits) == std::vector<const KernelFamily*>{all[3]});
     std::set<MatrixOp> ops;
     for (const KernelFamily* family : families) {
         CHECK(family->kernel_op() == KernelOp::mqa_logits);
@@ -219,5 +224,6 @@ TEST_CASE("families: plan() takes plain device limits and lists the tensor maps 
     LaunchPlan full;
     full.add_tensor_map({}, 0);
     full.add_tensor_map({}, 128);
-    CHECK(testing::error_kind_of([&] { full.add_tensor_map({}, 256); }) == ErrorKind::internal);
+    full.add_tensor_map({}, 256);  // the decode family's keys, scales and queries
+    CHECK(testing::error_kind_of([&] { full.add_tensor_map({}, 384); }) == ErrorKind::internal);
 }

@@ -89,12 +89,12 @@ TEST_CASE("paged family: the rules say why a variant cannot run") {
     CHECK(rules.check(kSm90, 64, 128, Variant::parse("pwgmma64x128x32_bkv64_r2_w2_lds8")).ok);
     CHECK(reason("pwgmma64x128x32_bkv64_r2_w2_lds8", 64, "sm_90").find("sm_90a") != std::string::npos);
     CHECK(reason("pwgmma64x96x32_bkv64_r2_w2_lds8").find("r x heads") != std::string::npos);
-    CHECK(reason("pwgmma64x320x32_bkv64_r5_w2_lds8").find("1..4") != std::string::npos);
+    CHECK(reason("pwgmma64x320x32_bkv64_r5_w2_lds8").find("1 to 4") != std::string::npos);
     CHECK(reason("pwgmma64x128x32_bkv32_r2_w2_lds8").find("64 or 128") != std::string::npos);
     CHECK(reason("pwgmma64x64x32_bkv64_r1_w3_lds12").find("1 or 2") != std::string::npos);
     CHECK(reason("pwgmma64x128x32_bkv64_r2_w2_lds7").find("multiple of w") != std::string::npos);
     // bkv128 at next_n 4 and H 64: 256 accumulators a thread.
-    CHECK(reason("pwgmma64x256x32_bkv128_r4_w1_lds8").find("accumulator registers") != std::string::npos);
+    CHECK(reason("pwgmma64x256x32_bkv128_r4_w1_lds8").find("registers per thread") != std::string::npos);
     CHECK(reason("pwgmma64x128x32_bkv128_r2_w2_lds16").find("shared memory") != std::string::npos);
     CHECK(reason("pwgmma64x128x32_bkv64_r2_w2_lds8", 48).find("heads") != std::string::npos);
 }
@@ -126,6 +126,11 @@ TEST_CASE("paged family: the launch plan fits the call and names three tensor ma
     CHECK(scales.element_bytes == 4);
     CHECK(static_cast<const unsigned char*>(scales.base) - static_cast<const unsigned char*>(keys.base) == 64 * 128);
 
+    // A cap on the SMs (an engine keeping some for other work) caps the grid.
+    shape.num_sms = 100;
+    CHECK(family.plan(v, shape, h200, fake_params(shape)).config.grid_x == 100);
+    shape.num_sms = 1000;
+    CHECK(family.plan(v, shape, h200, fake_params(shape)).config.grid_x == 132);
     // Two requests of 100 tokens need four blocks: no CTA is started that could never get work.
     shape = decode_shape(2, 2, 64, 100);
     CHECK(family.plan(v, shape, h200, fake_params(shape)).config.grid_x == 4);
@@ -139,11 +144,11 @@ TEST_CASE("paged family: a variant of another next_n, block size or too much sha
     const Variant v = Variant::parse("pwgmma64x128x32_bkv64_r2_w2_lds16");
     const DeviceLimits h200{.multiprocessors = 132, .max_shared_bytes_per_block = 232448};
     PagedProblemShape shape = decode_shape(8, 1, 64, 4096);
-    CHECK(family.fits(v, shape).reason.find("next_n = 1") != std::string::npos);
+    CHECK(family.fits(v, shape).reason.find("the call's next_n, 1") != std::string::npos);
     CHECK_THROWS_AS(family.plan(v, shape, h200, fake_params(shape)), Error);
     shape = decode_shape(8, 2, 64, 4096);
     shape.block_kv = 128;
-    CHECK(family.fits(v, shape).reason.find("128 tokens per block") != std::string::npos);
+    CHECK(family.fits(v, shape).reason.find("block_kv, 128") != std::string::npos);
     shape.block_kv = 64;
     CHECK(family.fits(v, shape).ok);
     const DeviceLimits small{.multiprocessors = 78, .max_shared_bytes_per_block = 101376};

@@ -62,7 +62,7 @@ TEST_CASE("tuning collisions: the system database holds the winning row") {
     write_text(a, std::string(kCsvHeader) + glm5_line(1024, 4096, kVariantA));
     write_text(z, std::string(kCsvHeader) + glm5_line(1024, 4096, kVariantB));
     const auto built = tuning::build_system_db(dir.path() / "system.db", {z, a});
-    CHECK(built.collisions.size() == 1);
+    CHECK(built.mqa_logits.collisions.size() == 1);
     TuningDb db(dir.path() / "system.db", dir.path() / "user.db");
     const TunedRow* row = db.lookup(gfx950_key(32, 128, 1, 1024, 4096));
     REQUIRE(row != nullptr);

@@ -78,14 +78,20 @@ TEST_CASE("tuning lookup: below every tuned length uses the smallest, above all 
 TEST_CASE("tuning lookup: a group with no rows answers the baseline (nullptr)") {
     GridFixture fixture;
     TuningDb db(fixture.system_db, fixture.user_db);
-    CHECK(db.lookup({"gfx942", 256, 32, 128, 1024, 4096}) == nullptr);
-    CHECK(db.lookup({"gfx950", 304, 32, 128, 1024, 4096}) == nullptr);
+    const ShapeKey other_arch{.arch = "gfx942", .cu_num = 256, .heads = 32, .head_dim = 128, .clean_logits = 1,
+                              .seq_len = 1024, .seq_len_kv = 4096};
+    CHECK(db.lookup(other_arch) == nullptr);
+    // Another SM count has no rows of its own (the nearest tuned one stands in unless that is turned off).
+    const ShapeKey other_cu_num{.arch = "gfx950", .cu_num = 304, .heads = 32, .head_dim = 128, .clean_logits = 1,
+                                .seq_len = 1024, .seq_len_kv = 4096};
+    CHECK(TuningDb(fixture.system_db, fixture.user_db, {.nearest_cu_num = false}).lookup(other_cu_num) == nullptr);
+    CHECK(db.lookup(other_cu_num) != nullptr);
     CHECK(db.lookup(gfx950_key(32, 64, 1, 1024, 4096)) == nullptr);
     // A tuned row may itself choose the baseline kernel.
     const TunedRow* row = db.lookup(gfx950_key(64, 128, 1, 1024, 4096));
     REQUIRE(row != nullptr);
     CHECK(row->backend == "baseline");
-    const LookupResult explained = db.explain({"gfx942", 256, 32, 128, 1024, 4096});
+    const LookupResult explained = db.explain(other_arch);
     CHECK_FALSE(explained.row.has_value());
     REQUIRE(explained.steps.size() == 1);
     CHECK(explained.steps[0].find("no tuned rows") != std::string::npos);
@@ -211,13 +217,14 @@ TEST_CASE("tuning lookup: TunedGroup's two searches over a hand-made group") {
     std::vector<TunedRow> rows = {glm5_row(1024, 8192, "mfma32x32x64_bkv64_r2_w2_lds2"),
                                   glm5_row(256, 8192, "mfma32x32x64_bkv64_r1_w2_lds2"),
                                   glm5_row(512, 2048, "mfma32x32x64_bkv64_r4_w2_lds2")};
-    const tuning::TunedGroup group(rows);
+    const tuning::TunedGroup<ShapeKey> group(rows);
+    const auto at = [](std::int64_t seq_len, std::int64_t seq_len_kv) { return gfx950_key(32, 128, 1, seq_len, seq_len_kv); };
     CHECK(group.size() == 3);
-    CHECK(group.find(4000, 9000)->key.seq_len == 1024);
-    CHECK(group.find(300, 9000)->key.seq_len == 256);
-    CHECK(group.find(300, 8191)->key.seq_len == 512);  // kv 2048 has only seq_len 512: below-all takes it
-    CHECK(group.find(1, 1)->key.seq_len == 512);
-    CHECK(tuning::TunedGroup({}).find(1, 1) == nullptr);
+    CHECK(group.find(at(4000, 9000))->key.seq_len == 1024);
+    CHECK(group.find(at(300, 9000))->key.seq_len == 256);
+    CHECK(group.find(at(300, 8191))->key.seq_len == 512);  // kv 2048 has only seq_len 512: below-all takes it
+    CHECK(group.find(at(1, 1))->key.seq_len == 512);
+    CHECK(tuning::TunedGroup<ShapeKey>({}).find(at(1, 1)) == nullptr);
 }
 
 TEST_CASE("tuning lookup: insert rejects malformed rows before writing anything") {

@@ -60,50 +60,50 @@ std::string pick(const TuningDb& db, const ShapeKey& key) {
 TEST_CASE("group choice: the call's own group, then its other mode, then the nearest SM count") {
     const std::vector<ShapeKey> tuned = {group(132, 0), group(132, 1), group(114, 1), group(100, 0), group(100, 1)};
     // Its own group: no fallback.
-    auto choice = tuning::choose_group(GroupKeyView::of(group(114, 1)), tuned, true);
+    auto choice = tuning::choose_group(group(114, 1), tuned, true);
     CHECK(choice.group == group(114, 1));
     CHECK(choice.fallbacks.empty());
     // The other mode at the same SM count comes before another SM count in the call's own mode.
-    choice = tuning::choose_group(GroupKeyView::of(group(114, 0)), tuned, true);
+    choice = tuning::choose_group(group(114, 0), tuned, true);
     CHECK(choice.group == group(114, 1));
     REQUIRE(choice.fallbacks.size() == 1);
     CHECK(choice.fallbacks[0].find("no rows tuned with clean_logits=0: the clean_logits=1 rows serve") !=
           std::string::npos);
     CHECK(choice.fallbacks[0].find("mqajit tune --clean-logits 0") != std::string::npos);
     // An untuned SM count: the nearest tuned one, in the call's mode.
-    choice = tuning::choose_group(GroupKeyView::of(group(78, 0)), tuned, true);
+    choice = tuning::choose_group(group(78, 0), tuned, true);
     CHECK(choice.group == group(100, 0));
     REQUIRE(choice.fallbacks.size() == 1);
     CHECK(choice.fallbacks[0].find("not tuned at cu_num 78: the nearest tuned cu_num, 100, serves (tuned: 100, 114, "
                                    "132; MQAJIT_NEAREST_CU_NUM=0 turns this off)") != std::string::npos);
-    CHECK(tuning::choose_group(GroupKeyView::of(group(140, 1)), tuned, true).group == group(132, 1));
+    CHECK(tuning::choose_group(group(140, 1), tuned, true).group == group(132, 1));
     // A tie goes to the smaller SM count.
-    CHECK(tuning::choose_group(GroupKeyView::of(group(107, 1)), tuned, true).group == group(100, 1));
-    CHECK(tuning::choose_group(GroupKeyView::of(group(123, 1)), tuned, true).group == group(114, 1));
+    CHECK(tuning::choose_group(group(107, 1), tuned, true).group == group(100, 1));
+    CHECK(tuning::choose_group(group(123, 1), tuned, true).group == group(114, 1));
     // The nearest SM count lacks the call's mode: its other mode serves, and both fallbacks are said.
-    choice = tuning::choose_group(GroupKeyView::of(group(120, 0)), tuned, true);
+    choice = tuning::choose_group(group(120, 0), tuned, true);
     CHECK(choice.group == group(114, 1));
     CHECK(choice.fallbacks.size() == 2);
 }
 
 TEST_CASE("group choice: nearest SM count off, or nothing tuned for the arch, heads and head_dim") {
     const std::vector<ShapeKey> tuned = {group(132, 1), group(132, 0, 64)};
-    auto choice = tuning::choose_group(GroupKeyView::of(group(114, 0)), tuned, false);
+    auto choice = tuning::choose_group(group(114, 0), tuned, false);
     CHECK_FALSE(choice.group);
     CHECK(choice.fallbacks.empty());
     CHECK(choice.declined.find("tuned only at cu_num 132, not 114") != std::string::npos);
     CHECK(choice.declined.find("MQAJIT_NEAREST_CU_NUM is off") != std::string::npos);
     // The same device's other mode still serves with the nearest SM count off: it is not another SM count.
-    CHECK(tuning::choose_group(GroupKeyView::of(group(132, 0)), tuned, false).group == group(132, 1));
+    CHECK(tuning::choose_group(group(132, 0), tuned, false).group == group(132, 1));
     // Other heads, head_dim or arch never stand in.
-    CHECK_FALSE(tuning::choose_group(GroupKeyView::of(group(132, 0, 16)), tuned, true).group);
+    CHECK_FALSE(tuning::choose_group(group(132, 0, 16), tuned, true).group);
     ShapeKey other_dim = group(132, 1);
     other_dim.head_dim = 64;
-    CHECK_FALSE(tuning::choose_group(GroupKeyView::of(other_dim), tuned, true).group);
+    CHECK_FALSE(tuning::choose_group(other_dim, tuned, true).group);
     ShapeKey other_arch = group(132, 1);
     other_arch.arch = "sm_100a";
-    CHECK_FALSE(tuning::choose_group(GroupKeyView::of(other_arch), tuned, true).group);
-    CHECK(tuning::choose_group(GroupKeyView::of(other_arch), tuned, true).declined.empty());
+    CHECK_FALSE(tuning::choose_group(other_arch, tuned, true).group);
+    CHECK(tuning::choose_group(other_arch, tuned, true).declined.empty());
 }
 
 TEST_CASE("tuning lookup: each mode's rows serve that mode, the other mode's stand in, and explain says so") {
@@ -241,7 +241,7 @@ TEST_CASE("tuning user db: a version 1 database is migrated in place, its rows b
         TuningDb db(std::nullopt, file);
         CHECK_FALSE(db.user_db_in_memory());
         CHECK(capture.warnings() == 1);
-        CHECK(capture.count("migrated user tuning database " + file.string() + " from schema version 1 to 2") == 1);
+        CHECK(capture.count("migrated user tuning database " + file.string() + " from schema version 1 to 3") == 1);
         CHECK(capture.count("its 2 row(s) are clean_logits=1 rows") == 1);
         const auto rows = db.user_rows();
         REQUIRE(rows.size() == 2);
@@ -280,7 +280,7 @@ TEST_CASE("tuning db: an old or a newer schema version is refused with what to d
     } catch (const Error& e) {
         CHECK(e.kind() == ErrorKind::database);
         const std::string text = e.what();
-        CHECK(text.find("schema version 1, older than the version 2") != std::string::npos);
+        CHECK(text.find("schema version 1, older than the version 3") != std::string::npos);
         CHECK(text.find("mqajit db build-system") != std::string::npos);
     }
     const auto new_file = dir.path() / "new.db";
@@ -292,7 +292,7 @@ TEST_CASE("tuning db: an old or a newer schema version is refused with what to d
     LogCapture capture;
     TuningDb db(std::nullopt, new_file);
     CHECK(db.user_db_in_memory());
-    CHECK(capture.count("schema version 7, newer than the version 2 this mqajit reads") == 1);
+    CHECK(capture.count("schema version 7, newer than the version 3 this mqajit reads") == 1);
 }
 
 TEST_CASE("tuning check: a row whose variant cannot run on its arch is refused, baseline rows always run") {

@@ -69,8 +69,8 @@ struct SystemDbFixture {
     SystemDbFixture(std::string_view tag, std::string_view text, std::size_t num_rows) : dir(tag) {
         write_text(csv, text);
         const auto built = tuning::build_system_db(system_db, {csv});
-        REQUIRE(built.problems.empty());
-        REQUIRE(built.rows.size() == num_rows);
+        REQUIRE(built.mqa_logits.problems.empty());
+        REQUIRE(built.mqa_logits.rows.size() == num_rows);
     }
 };
 

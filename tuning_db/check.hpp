@@ -1,8 +1,8 @@
 #pragma once
 // What `mqajit db check` looks for: malformed CSV rows (bad counts, numbers, backends, variant
 // names that do not parse), rows whose variant cannot run where they say (an mfma variant on an
-// sm_90a row, a variant the registry rules out at the row's heads and head_dim), collisions
-// between files, and user-database rows that would be rejected today.
+// sm_90a row, a variant the rules refuse at the row's key), collisions between files, and
+// user-database rows that would be rejected today. For either operator's table.
 
 #include <filesystem>
 #include <optional>
@@ -14,29 +14,38 @@
 
 namespace mqajit::tuning {
 
-struct CheckReport {
+template <class Key>
+struct CheckReportOf {
     std::vector<std::filesystem::path> files;  // CSVs checked, in sorted order
     std::size_t num_rows = 0;                  // rows checked (CSV rows after merging, plus user rows)
     std::vector<RowProblem> problems;
-    std::vector<Collision> collisions;
+    std::vector<CollisionOf<Key>> collisions;
 
     bool ok() const { return problems.empty() && collisions.empty(); }
 };
+using CheckReport = CheckReportOf<ShapeKey>;
 
-// Loads the CSVs as the system-database build would. Throws mqajit::Error(io) for an unreadable file.
-CheckReport check_config_files(const std::vector<std::filesystem::path>& files);
+// Loads the CSVs as Key's tables, as the system-database build would. Throws mqajit::Error(io)
+// for an unreadable file.
+template <class Key = ShapeKey>
+CheckReportOf<Key> check_config_files(const std::vector<std::filesystem::path>& files);
 
 // Adds a problem for each row that row_problem or unrunnable_problem rejects; its place is the
 // row's origin and key.
-void check_rows(const std::vector<TunedRow>& rows, CheckReport& report);
+template <class Key>
+void check_rows(const std::vector<TunedRowOf<Key>>& rows, CheckReportOf<Key>& report);
 
-// Why the row's variant cannot run on the row's arch at its heads and head_dim, in the variant
-// registry's words; nullopt when it can, and for a baseline row (the pre-built kernel runs on
-// every arch mqajit knows). Needs no GPU.
+// Why the row's variant cannot run where its key says, in the variant rules' words: for
+// mqa_logits the registry's rules on the row's arch at its heads and head_dim; for
+// paged_mqa_logits the paged wgmma rules (codegen/families/sm90_paged_mqa_logits/rules.hpp) at its heads, head_dim, next_n
+// and block_kv. nullopt when it can, and for a baseline row (the pre-built kernel runs on every
+// arch mqajit knows). Needs no GPU.
 std::optional<std::string> unrunnable_problem(const TunedRow& row);
+std::optional<std::string> unrunnable_problem(const PagedTunedRow& row);
 
 // Moves the rows that unrunnable_problem rejects out of `rows` into `problems` (place: the row's
 // origin), so they are reported and skipped like malformed rows.
-void drop_unrunnable(std::vector<TunedRow>& rows, std::vector<RowProblem>& problems);
+template <class Key>
+void drop_unrunnable(std::vector<TunedRowOf<Key>>& rows, std::vector<RowProblem>& problems);
 
 }  // namespace mqajit::tuning

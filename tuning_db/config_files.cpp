@@ -7,7 +7,8 @@
 
 namespace mqajit::tuning {
 
-std::string Collision::message() const {
+template <class Key>
+std::string CollisionOf<Key>::message() const {
     return fmt::format("{}: {} says {}, {} says {}; using {} (later in sorted path order)", to_string(key),
                        dropped.origin, dropped.choice(), kept.origin, kept.choice(), kept.origin);
 }
@@ -24,12 +25,13 @@ std::vector<std::filesystem::path> sorted_config_order(std::vector<std::filesyst
     return files;
 }
 
-ConfigRows merge_tables(const std::vector<CsvRows>& tables) {
-    ConfigRows merged;
-    std::map<ShapeKey, TunedRow> by_key;
-    for (const CsvRows& table : tables) {
+template <class Key>
+ConfigRowsOf<Key> merge_tables(const std::vector<CsvRowsOf<Key>>& tables) {
+    ConfigRowsOf<Key> merged;
+    std::map<Key, TunedRowOf<Key>> by_key;
+    for (const CsvRowsOf<Key>& table : tables) {
         merged.problems.insert(merged.problems.end(), table.problems.begin(), table.problems.end());
-        for (const TunedRow& row : table.rows) {
+        for (const TunedRowOf<Key>& row : table.rows) {
             auto [found, inserted] = by_key.try_emplace(row.key, row);
             if (inserted) continue;
             if (!found->second.same_choice(row))
@@ -42,26 +44,70 @@ ConfigRows merge_tables(const std::vector<CsvRows>& tables) {
     return merged;
 }
 
-ConfigRows load_config_files(const std::vector<std::filesystem::path>& files) {
+template <class Key>
+ConfigRowsOf<Key> load_config_files(const std::vector<std::filesystem::path>& files) {
     const auto ordered = sorted_config_order(files);
-    std::vector<CsvRows> tables;
+    std::vector<CsvRowsOf<Key>> tables;
     tables.reserve(ordered.size());
-    for (const auto& file : ordered) tables.push_back(read_csv_file(file));
-    ConfigRows merged = merge_tables(tables);
+    for (const auto& file : ordered) tables.push_back(read_csv_file<Key>(file));
+    ConfigRowsOf<Key> merged = merge_tables(tables);
     merged.files = ordered;
     return merged;
 }
 
+std::string_view config_file_op(const std::filesystem::path& file) {
+    // NOTES: one rule, the decode name first, so a name both patterns match
+    // ("paged_mqa_logits_tuned_x_tuned_mqa_logits.csv") still has exactly one operator.
+    if (file.filename().string().starts_with(PagedShapeKey::kOp.name)) return PagedShapeKey::kOp.name;
+    return ShapeKey::kOp.name;
+}
+
+template <class Key>
+bool is_tuned_config_name(const std::filesystem::path& file) {
+    const std::string name = file.filename().string();
+    constexpr std::string_view prefix = Key::kOp.tuned_prefix;
+    constexpr std::string_view suffix = Key::kOp.tuned_suffix;
+    if (config_file_op(file) != Key::kOp.name || name.size() < prefix.size() + suffix.size() ||
+        !name.starts_with(prefix) || !name.ends_with(suffix))
+        return false;
+    // NOTES: a model's name joins the fixed parts with '_' ("glm5_" + "tuned_mqa_logits.csv",
+    // "paged_mqa_logits_tuned" + "_glm5" + ".csv"), so "glm5_untuned_mqa_logits.csv" is no match.
+    const std::string_view middle = std::string_view(name).substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    if (middle.empty()) return true;
+    if (!prefix.empty() && !middle.starts_with('_')) return false;
+    if (!suffix.starts_with('.') && !middle.ends_with('_')) return false;
+    return true;
+}
+
+template <class Key>
+std::vector<std::filesystem::path> files_of_op(const std::vector<std::filesystem::path>& files) {
+    std::vector<std::filesystem::path> kept;
+    std::ranges::copy_if(files, std::back_inserter(kept),
+                         [](const std::filesystem::path& file) { return config_file_op(file) == Key::kOp.name; });
+    return kept;
+}
+
+template <class Key>
 std::vector<std::filesystem::path> shipped_config_files(const std::filesystem::path& configs_dir) {
     std::vector<std::filesystem::path> files;
-    if (std::filesystem::is_regular_file(configs_dir / "tuned_mqa_logits.csv"))
-        files.push_back(configs_dir / "tuned_mqa_logits.csv");
-    std::error_code error;
-    for (const auto& entry : std::filesystem::directory_iterator(configs_dir / "model_configs", error)) {
-        const std::string name = entry.path().filename().string();
-        if (entry.is_regular_file() && name.ends_with("_tuned_mqa_logits.csv")) files.push_back(entry.path());
+    for (const auto& dir : {configs_dir, configs_dir / "model_configs"}) {
+        std::error_code error;
+        for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+            if (entry.is_regular_file() && is_tuned_config_name<Key>(entry.path())) files.push_back(entry.path());
+        }
     }
     return sorted_config_order(std::move(files));
 }
+
+#define MQAJIT_CONFIG_FILES_FOR(Key)                                                                        \
+    template struct CollisionOf<Key>;                                                                       \
+    template ConfigRowsOf<Key> merge_tables(const std::vector<CsvRowsOf<Key>>&);                            \
+    template ConfigRowsOf<Key> load_config_files<Key>(const std::vector<std::filesystem::path>&);           \
+    template bool is_tuned_config_name<Key>(const std::filesystem::path&);                                  \
+    template std::vector<std::filesystem::path> files_of_op<Key>(const std::vector<std::filesystem::path>&); \
+    template std::vector<std::filesystem::path> shipped_config_files<Key>(const std::filesystem::path&);
+MQAJIT_CONFIG_FILES_FOR(ShapeKey)
+MQAJIT_CONFIG_FILES_FOR(PagedShapeKey)
+#undef MQAJIT_CONFIG_FILES_FOR
 
 }  // namespace mqajit::tuning

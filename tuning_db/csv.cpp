@@ -61,11 +61,38 @@ std::string parse_field(std::string_view column, std::string_view text, std::opt
     return problem;
 }
 
+template <class Key>
 bool is_required(std::string_view column) {
     // NOTES: the measurements and provenance past `us` are optional: the prefill tables lack them.
-    // clean_logits too: tables written before it existed mean kCleanLogitsWithoutColumn.
-    return column != "clean_logits" && column != "baseline_us" && column != "runner_up" && column != "tuner_version" &&
+    // The prefill clean_logits too: tables written before it existed mean kCleanLogitsWithoutColumn.
+    if (column == "clean_logits") return !Key::kOp.mode_without_column.has_value();
+    return column != "baseline_us" && column != "runner_up" && column != "tuner_version" &&
            column != "compiler_version" && column != "driver_version" && column != "date";
+}
+
+// Whether a header (table column names) has every required key column of Key's table.
+template <class Key>
+bool has_key_columns(const std::map<std::string, std::size_t, std::less<>>& index_of) {
+    bool all = true;
+    Key{}.visit([&](std::string_view column, const auto&) {
+        all = all && (!is_required<Key>(column) || index_of.contains(column));
+    });
+    return all;
+}
+
+// " (its columns are those of a paged_mqa_logits table: read it as one, e.g. `--op paged_mqa_logits`)"
+// when the header belongs to another operator's table; empty otherwise.
+template <class Key>
+std::string other_table_hint(const std::map<std::string, std::size_t, std::less<>>& index_of) {
+    std::string hint;
+    for_each_table_key([&]<class Other>(std::type_identity<Other>) {
+        if constexpr (!std::is_same_v<Other, Key>) {
+            if (hint.empty() && has_key_columns<Other>(index_of))
+                hint = fmt::format(" (its key columns are those of a {0} table: read it as one, e.g. `--op {0}`)",
+                                   Other::kOp.name);
+        }
+    });
+    return hint;
 }
 
 // Maps each table column to its index in the file's header.
@@ -74,6 +101,7 @@ struct HeaderLayout {
     std::size_t num_fields = 0;
 };
 
+template <class Key>
 std::optional<HeaderLayout> read_header(const std::vector<std::string>& fields, std::string& problem) {
     HeaderLayout layout;
     layout.num_fields = fields.size();
@@ -84,25 +112,27 @@ std::optional<HeaderLayout> read_header(const std::vector<std::string>& fields, 
     }
     std::vector<std::string> missing;
     auto require = [&](std::string_view column, const auto&) {
-        if (is_required(column) && !layout.index_of.contains(column))
+        if (is_required<Key>(column) && !layout.index_of.contains(column))
             missing.emplace_back(csv_column_name(column));
     };
-    const TunedRow row;
+    const TunedRowOf<Key> row;
     row.key.visit(require);
     row.visit_values(require);
     if (!missing.empty()) {
-        problem = fmt::format("the header lacks column(s) {}; the header must name at least: {}",
-                              fmt::join(missing, ", "), csv_header());
+        problem = fmt::format("the header lacks column(s) {}{}; a {} table's header must name at least: {}",
+                              fmt::join(missing, ", "), other_table_hint<Key>(layout.index_of), Key::kOp.name,
+                              csv_header<Key>());
         return std::nullopt;
     }
     return layout;
 }
 
-std::string parse_row(const HeaderLayout& layout, const std::vector<std::string>& fields, TunedRow& row) {
+template <class Key>
+std::string parse_row(const HeaderLayout& layout, const std::vector<std::string>& fields, TunedRowOf<Key>& row) {
     if (fields.size() != layout.num_fields)
         return fmt::format("the row has {} fields but the header has {}", fields.size(), layout.num_fields);
     std::string problem;
-    row.key.clean_logits = kCleanLogitsWithoutColumn;
+    row.key.clean_logits = Key::kOp.mode_without_column.value_or(0);
     auto read = [&](std::string_view column, auto& value) {
         auto found = layout.index_of.find(column);
         if (!problem.empty() || found == layout.index_of.end()) return;
@@ -191,8 +221,9 @@ std::vector<std::string> split_csv_line(std::string_view line) {
     }
 }
 
-CsvRows parse_csv(std::string_view text, std::string_view source) {
-    CsvRows result;
+template <class Key>
+CsvRowsOf<Key> parse_csv(std::string_view text, std::string_view source) {
+    CsvRowsOf<Key> result;
     std::optional<HeaderLayout> layout;
     std::size_t line_number = 0;
     std::size_t pos = 0;
@@ -215,14 +246,14 @@ CsvRows parse_csv(std::string_view text, std::string_view source) {
         }
         if (!layout) {
             std::string problem;
-            layout = read_header(fields, problem);
+            layout = read_header<Key>(fields, problem);
             if (!layout) {
                 result.problems.push_back({place, problem});
                 return result;
             }
             continue;
         }
-        TunedRow row;
+        TunedRowOf<Key> row;
         if (auto problem = parse_row(*layout, fields, row); !problem.empty()) {
             result.problems.push_back({place, problem + "; row skipped"});
             continue;
@@ -233,26 +264,31 @@ CsvRows parse_csv(std::string_view text, std::string_view source) {
     return result;
 }
 
-CsvRows read_csv_file(const std::filesystem::path& file) {
+template <class Key>
+CsvRowsOf<Key> read_csv_file(const std::filesystem::path& file) {
     std::ifstream in(file, std::ios::binary);
     MQAJIT_CHECK_KIND(io, in.good(), "cannot read tuning table {}; check the path and its permissions",
                       file.string());
     std::ostringstream text;
     text << in.rdbuf();
     MQAJIT_CHECK_KIND(io, !in.bad(), "reading tuning table {} failed part way; check the disk", file.string());
-    return parse_csv(text.str(), file.string());
+    return parse_csv<Key>(text.str(), file.string());
 }
 
+template <class Key>
 std::string csv_header() {
     std::vector<std::string_view> names;
     auto add = [&](std::string_view column, const auto&) { names.push_back(csv_column_name(column)); };
-    const TunedRow row;
+    const TunedRowOf<Key> row;
     row.key.visit(add);
     row.visit_values(add);
     return fmt::format("{}", fmt::join(names, ","));
 }
 
-std::string csv_line(const TunedRow& row) {
+namespace {
+
+template <class Key>
+std::string any_csv_line(const TunedRowOf<Key>& row) {
     std::vector<std::string> fields;
     auto add = [&](std::string_view, const auto& value) { fields.push_back(format_field(value)); };
     row.key.visit(add);
@@ -260,7 +296,8 @@ std::string csv_line(const TunedRow& row) {
     return fmt::format("{}", fmt::join(fields, ","));
 }
 
-std::string csv_line(const TunedRow& row, std::span<const std::string> columns) {
+template <class Key>
+std::string any_csv_line(const TunedRowOf<Key>& row, std::span<const std::string> columns) {
     std::map<std::string, std::string, std::less<>> field_of;
     auto add = [&](std::string_view column, const auto& value) {
         field_of.emplace(std::string(csv_column_name(column)), format_field(value));
@@ -275,15 +312,34 @@ std::string csv_line(const TunedRow& row, std::span<const std::string> columns) 
     return fmt::format("{}", fmt::join(fields, ","));
 }
 
-void write_csv(std::ostream& out, std::span<const TunedRow> rows) {
-    out << csv_header() << '\n';
-    for (const TunedRow& row : rows) out << csv_line(row) << '\n';
+template <class Key>
+void any_write_csv(std::ostream& out, std::span<const TunedRowOf<Key>> rows) {
+    out << csv_header<Key>() << '\n';
+    for (const TunedRowOf<Key>& row : rows) out << any_csv_line(row) << '\n';
 }
 
-void write_csv_file(const std::filesystem::path& file, std::span<const TunedRow> rows) {
+template <class Key>
+void any_write_csv_file(const std::filesystem::path& file, std::span<const TunedRowOf<Key>> rows) {
     std::ostringstream text;
-    write_csv(text, rows);
+    any_write_csv(text, rows);
     write_csv_text_file(file, text.str());
+}
+
+}  // namespace
+
+std::string csv_line(const TunedRow& row) { return any_csv_line(row); }
+std::string csv_line(const PagedTunedRow& row) { return any_csv_line(row); }
+std::string csv_line(const TunedRow& row, std::span<const std::string> columns) { return any_csv_line(row, columns); }
+std::string csv_line(const PagedTunedRow& row, std::span<const std::string> columns) {
+    return any_csv_line(row, columns);
+}
+void write_csv(std::ostream& out, std::span<const TunedRow> rows) { any_write_csv(out, rows); }
+void write_csv(std::ostream& out, std::span<const PagedTunedRow> rows) { any_write_csv(out, rows); }
+void write_csv_file(const std::filesystem::path& file, std::span<const TunedRow> rows) {
+    any_write_csv_file(file, rows);
+}
+void write_csv_file(const std::filesystem::path& file, std::span<const PagedTunedRow> rows) {
+    any_write_csv_file(file, rows);
 }
 
 void write_csv_text_file(const std::filesystem::path& file, std::string_view text) {
@@ -305,5 +361,13 @@ void write_csv_text_file(const std::filesystem::path& file, std::string_view tex
                     reason);
     }
 }
+
+#define MQAJIT_CSV_FOR(Key)                                                              \
+    template CsvRowsOf<Key> parse_csv<Key>(std::string_view, std::string_view);          \
+    template CsvRowsOf<Key> read_csv_file<Key>(const std::filesystem::path&);            \
+    template std::string csv_header<Key>();
+MQAJIT_CSV_FOR(ShapeKey)
+MQAJIT_CSV_FOR(PagedShapeKey)
+#undef MQAJIT_CSV_FOR
 
 }  // namespace mqajit::tuning

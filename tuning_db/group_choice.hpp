@@ -1,30 +1,34 @@
 #pragma once
-// Which tuned group answers a lookup. The call's own group (arch, cu_num, heads, head_dim,
-// clean_logits) when it has rows; otherwise, in this order:
+// Which tuned group answers a lookup. The call's own group (its key without the lengths) when it
+// has rows; otherwise, in this order:
 //   1. the same group in the other clean_logits mode: same device, same kernels, which differ
 //      only in whether they store -inf outside the windows;
-//   2. when nearest_cu_num is on, the tuned cu_num of the same arch, heads and head_dim nearest
-//      to the call's (a tie goes to the smaller), in the call's mode where that cu_num has it,
-//      else in the other;
-// and no group (the baseline kernel) when the arch, heads and head_dim have no rows at all, or
-// only at other SM counts with nearest_cu_num off.
+//   2. when nearest_cu_num is on, the tuned cu_num of the same identity columns (arch, heads,
+//      head_dim, ...) nearest to the call's (a tie goes to the smaller), in the call's mode where
+//      that cu_num has it, else in the other;
+// and no group (the baseline kernel) when the identity columns have no rows at all, or only at
+// other SM counts with nearest_cu_num off. The same rule serves both tables.
 
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
-#include "tuning_db/tuned_row.hpp"
+#include "tuning_db/shape_keys.hpp"
 
 namespace mqajit::tuning {
 
+template <class Key>
 struct GroupChoice {
-    std::optional<ShapeKey> group;       // lengths 0; nullopt: no group answers (the baseline kernel)
+    std::optional<Key> group;            // lengths 0; nullopt: no group answers (the baseline kernel)
     std::vector<std::string> fallbacks;  // one sentence per way `group` differs from the call's own
     std::string declined;                // why a group that could have served did not (nearest_cu_num off)
 };
 
 // `tuned`: every group that has rows (any order), lengths ignored.
-GroupChoice choose_group(const GroupKeyView& wanted, std::span<const ShapeKey> tuned, bool nearest_cu_num);
+template <class Key>
+GroupChoice<Key> choose_group(const Key& wanted, const std::vector<Key>& tuned, bool nearest_cu_num);
+
+extern template GroupChoice<ShapeKey> choose_group(const ShapeKey&, const std::vector<ShapeKey>&, bool);
+extern template GroupChoice<PagedShapeKey> choose_group(const PagedShapeKey&, const std::vector<PagedShapeKey>&, bool);
 
 }  // namespace mqajit::tuning

@@ -34,37 +34,46 @@ void read_column(const sqlite::Statement& statement, int column, std::optional<d
     out = statement.is_null(column) ? std::nullopt : std::optional<double>(statement.column_double(column));
 }
 
-// Every column name in table order: key columns, value columns, then origin.
+template <class Key>
+constexpr std::string_view table_name() {
+    return Key::kOp.table;
+}
+
+// Every column name of a key type's table in table order: key columns, value columns, then origin.
+template <class Key>
 std::vector<std::string> column_names() {
     std::vector<std::string> names;
     auto add = [&](std::string_view column, const auto&) { names.emplace_back(column); };
-    const TunedRow row;
+    const TunedRowOf<Key> row;
     row.key.visit(add);
     row.visit_values(add);
     names.emplace_back("origin");
     return names;
 }
 
+template <class Key>
 const std::string& select_columns() {
-    static const std::string text = fmt::format("{}", fmt::join(column_names(), ", "));
+    static const std::string text = fmt::format("{}", fmt::join(column_names<Key>(), ", "));
     return text;
 }
 
+template <class Key>
 const std::string& key_columns() {
     static const std::string text = [] {
         std::vector<std::string> names;
-        ShapeKey{}.visit([&](std::string_view column, const auto&) { names.emplace_back(column); });
+        Key{}.visit([&](std::string_view column, const auto&) { names.emplace_back(column); });
         return fmt::format("{}", fmt::join(names, ", "));
     }();
     return text;
 }
 
 // The key columns that name a group (all but the lengths), in table order.
+template <class Key>
 const std::vector<std::string>& group_column_names() {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> list;
-        ShapeKey{}.visit([&](std::string_view column, const auto&) {
-            if (!is_length_column(column)) list.emplace_back(column);
+        Key{}.visit([&](std::string_view column, const auto&) {
+            if (!is_length_column<Key>(column)) list.emplace_back(column);
         });
         return list;
     }();
@@ -72,18 +81,20 @@ const std::vector<std::string>& group_column_names() {
 }
 
 // "arch = ?1 AND cu_num = ?2 AND ...": one term per group column.
+template <class Key>
 const std::string& group_condition() {
     static const std::string text = [] {
         std::vector<std::string> terms;
-        for (const std::string& column : group_column_names())
+        for (const std::string& column : group_column_names<Key>())
             terms.push_back(fmt::format("{} = ?{}", column, terms.size() + 1));
         return fmt::format("{}", fmt::join(terms, " AND "));
     }();
     return text;
 }
 
-TunedRow read_row(const sqlite::Statement& statement) {
-    TunedRow row;
+template <class Key>
+TunedRowOf<Key> read_row(const sqlite::Statement& statement) {
+    TunedRowOf<Key> row;
     int column = 0;
     auto read = [&](std::string_view, auto& value) { read_column(statement, column++, value); };
     row.key.visit(read);
@@ -92,24 +103,59 @@ TunedRow read_row(const sqlite::Statement& statement) {
     return row;
 }
 
-std::vector<TunedRow> read_rows(sqlite::Statement& statement) {
-    std::vector<TunedRow> rows;
-    while (statement.step()) rows.push_back(read_row(statement));
+template <class Key>
+std::vector<TunedRowOf<Key>> read_rows(sqlite::Statement& statement) {
+    std::vector<TunedRowOf<Key>> rows;
+    while (statement.step()) rows.push_back(read_row<Key>(statement));
     return rows;
+}
+
+template <class Key>
+void upsert_any_row(sqlite::Database& database, const TunedRowOf<Key>& row) {
+    static const std::string sql = [] {
+        const auto names = column_names<Key>();
+        std::vector<std::string> slots;
+        for (std::size_t i = 1; i <= names.size(); ++i) slots.push_back(fmt::format("?{}", i));
+        return fmt::format("INSERT OR REPLACE INTO {} ({}) VALUES ({})", table_name<Key>(), fmt::join(names, ", "),
+                           fmt::join(slots, ", "));
+    }();
+    auto statement = database.prepare(sql);
+    int index = 1;
+    auto bind = [&](std::string_view, const auto& value) { statement->bind(index++, value); };
+    row.key.visit(bind);
+    row.visit_values(bind);
+    statement->bind(index, row.origin);
+    statement->run();
+}
+
+// NOTES: version 1 is version 2's prefill table less the clean_logits key column; its rows were
+// all tuned with clean_logits=True.
+void add_clean_logits_column(sqlite::Database& database) {
+    constexpr std::string_view table = table_name<ShapeKey>();
+    const std::string old_table = fmt::format("{}_v1", table);
+    database.execute(fmt::format("ALTER TABLE {} RENAME TO {}", table, old_table));
+    database.execute(table_ddl<ShapeKey>());
+    std::vector<std::string> selected;
+    for (const std::string& column : column_names<ShapeKey>())
+        selected.push_back(column == "clean_logits" ? std::to_string(kCleanLogitsWithoutColumn) : column);
+    database.execute(fmt::format("INSERT INTO {} ({}) SELECT {} FROM {}", table, fmt::join(column_names<ShapeKey>(), ", "),
+                                 fmt::join(selected, ", "), old_table));
+    database.execute(fmt::format("DROP TABLE {}", old_table));
 }
 
 }  // namespace
 
+template <class Key>
 const std::string& table_ddl() {
     static const std::string text = [] {
-        std::string ddl = fmt::format("CREATE TABLE IF NOT EXISTS {} (", kTableName);
+        std::string ddl = fmt::format("CREATE TABLE IF NOT EXISTS {} (", table_name<Key>());
         auto add = [&](std::string_view column, const auto& value) {
             ddl += fmt::format("{} {}, ", column, sql_type<std::decay_t<decltype(value)>>());
         };
-        const TunedRow row;
+        const TunedRowOf<Key> row;
         row.key.visit(add);
         row.visit_values(add);
-        ddl += fmt::format("origin TEXT NOT NULL, PRIMARY KEY ({})) WITHOUT ROWID", key_columns());
+        ddl += fmt::format("origin TEXT NOT NULL, PRIMARY KEY ({})) WITHOUT ROWID", key_columns<Key>());
         return ddl;
     }();
     return text;
@@ -117,7 +163,7 @@ const std::string& table_ddl() {
 
 void create_schema(sqlite::Database& database) {
     database.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
-    database.execute(table_ddl());
+    for_each_table_key([&]<class Key>(std::type_identity<Key>) { database.execute(table_ddl<Key>()); });
     database.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?1)")
         ->bind(1, std::to_string(kSchemaVersion))
         .run();
@@ -159,18 +205,10 @@ std::optional<int> migrate_schema(sqlite::Database& database) {
     sqlite::write_transaction(database, "migrating the schema", [&] {
         // NOTES: read inside the write transaction: another process may have migrated it meanwhile.
         const auto version = schema_version(database);
-        if (version != 1) return;
-        // NOTES: version 1 is today's table less the clean_logits key column; its rows were all
-        // tuned with clean_logits=True.
-        const std::string old_table = fmt::format("{}_v1", kTableName);
-        database.execute(fmt::format("ALTER TABLE {} RENAME TO {}", kTableName, old_table));
-        database.execute(table_ddl());
-        std::vector<std::string> selected;
-        for (const std::string& column : column_names())
-            selected.push_back(column == "clean_logits" ? std::to_string(kCleanLogitsWithoutColumn) : column);
-        database.execute(fmt::format("INSERT INTO {} ({}) SELECT {} FROM {}", kTableName,
-                                     fmt::join(column_names(), ", "), fmt::join(selected, ", "), old_table));
-        database.execute(fmt::format("DROP TABLE {}", old_table));
+        if (version != 1 && version != 2) return;
+        if (version == 1) add_clean_logits_column(database);
+        // Version 3 only adds tables: the paged_mqa_logits one.
+        for_each_table_key([&]<class Key>(std::type_identity<Key>) { database.execute(table_ddl<Key>()); });
         set_meta(database, "schema_version", std::to_string(kSchemaVersion));
         migrated_from = *version;
     });
@@ -188,61 +226,61 @@ std::optional<std::string> meta(sqlite::Database& database, std::string_view key
     return statement->column_text(0);
 }
 
-void upsert_row(sqlite::Database& database, const TunedRow& row) {
-    static const std::string sql = [] {
-        const auto names = column_names();
-        std::vector<std::string> slots;
-        for (std::size_t i = 1; i <= names.size(); ++i) slots.push_back(fmt::format("?{}", i));
-        return fmt::format("INSERT OR REPLACE INTO {} ({}) VALUES ({})", kTableName, fmt::join(names, ", "),
-                           fmt::join(slots, ", "));
-    }();
-    auto statement = database.prepare(sql);
-    int index = 1;
-    auto bind = [&](std::string_view, const auto& value) { statement->bind(index++, value); };
-    row.key.visit(bind);
-    row.visit_values(bind);
-    statement->bind(index, row.origin);
-    statement->run();
-}
+void upsert_row(sqlite::Database& database, const TunedRow& row) { upsert_any_row(database, row); }
+void upsert_row(sqlite::Database& database, const PagedTunedRow& row) { upsert_any_row(database, row); }
 
-std::vector<TunedRow> select_group(sqlite::Database& database, const GroupKeyView& group) {
+template <class Key>
+std::vector<TunedRowOf<Key>> select_group(sqlite::Database& database, const Key& group) {
     static const std::string sql =
-        fmt::format("SELECT {} FROM {} WHERE {}", select_columns(), kTableName, group_condition());
+        fmt::format("SELECT {} FROM {} WHERE {}", select_columns<Key>(), table_name<Key>(), group_condition<Key>());
     auto statement = database.prepare(sql);
     int index = 1;
-    group.key().visit([&](std::string_view column, const auto& value) {
-        if (!is_length_column(column)) statement->bind(index++, value);
+    group.visit([&](std::string_view column, const auto& value) {
+        if (!is_length_column<Key>(column)) statement->bind(index++, value);
     });
-    return read_rows(*statement);
+    return read_rows<Key>(*statement);
 }
 
-std::vector<ShapeKey> select_group_keys(sqlite::Database& database) {
+template <class Key>
+std::vector<Key> select_group_keys(sqlite::Database& database) {
     static const std::string sql = fmt::format("SELECT DISTINCT {0} FROM {1} ORDER BY {0}",
-                                               fmt::join(group_column_names(), ", "), kTableName);
+                                               fmt::join(group_column_names<Key>(), ", "), table_name<Key>());
     auto statement = database.prepare(sql);
-    std::vector<ShapeKey> keys;
+    std::vector<Key> keys;
     while (statement->step()) {
-        ShapeKey key;
+        Key key;
         int column = 0;
         key.visit([&](std::string_view name, auto& value) {
-            if (!is_length_column(name)) read_column(*statement, column++, value);
+            if (!is_length_column<Key>(name)) read_column(*statement, column++, value);
         });
         keys.push_back(std::move(key));
     }
     return keys;
 }
 
-std::vector<TunedRow> select_all(sqlite::Database& database) {
+template <class Key>
+std::vector<TunedRowOf<Key>> select_all(sqlite::Database& database) {
     static const std::string sql =
-        fmt::format("SELECT {} FROM {} ORDER BY {}", select_columns(), kTableName, key_columns());
-    return read_rows(*database.prepare(sql));
+        fmt::format("SELECT {} FROM {} ORDER BY {}", select_columns<Key>(), table_name<Key>(), key_columns<Key>());
+    return read_rows<Key>(*database.prepare(sql));
 }
 
+template <class Key>
 std::int64_t count_rows(sqlite::Database& database) {
-    static const std::string sql = fmt::format("SELECT count(*) FROM {}", kTableName);
+    static const std::string sql = fmt::format("SELECT count(*) FROM {}", table_name<Key>());
     auto statement = database.prepare(sql);
     statement->step();
     return statement->column_int64(0);
 }
+
+#define MQAJIT_ROW_TABLE_FOR(Key)                                                                    \
+    template const std::string& table_ddl<Key>();                                                    \
+    template std::vector<TunedRowOf<Key>> select_group(sqlite::Database&, const Key&);               \
+    template std::vector<Key> select_group_keys<Key>(sqlite::Database&);                             \
+    template std::vector<TunedRowOf<Key>> select_all<Key>(sqlite::Database&);                        \
+    template std::int64_t count_rows<Key>(sqlite::Database&);
+MQAJIT_ROW_TABLE_FOR(ShapeKey)
+MQAJIT_ROW_TABLE_FOR(PagedShapeKey)
+#undef MQAJIT_ROW_TABLE_FOR
 
 }  // namespace mqajit::tuning

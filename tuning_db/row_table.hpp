@@ -1,6 +1,7 @@
 #pragma once
-// The tuning table inside an SQLite database: its schema (derived from ShapeKey::visit and
-// TunedRow::visit_values), the `meta` table with the schema version, and row reads and writes.
+// The tuning tables inside an SQLite database, one per operator (ShapeKey::kOp.table,
+// PagedShapeKey::kOp.table): their schema (derived from the key's columns and
+// TunedRowOf::visit_values), the `meta` table with the schema version, and row reads and writes.
 // Shared by the read-only system database and the user database.
 
 #include <cstdint>
@@ -14,21 +15,22 @@
 
 namespace mqajit::tuning {
 
-// Version 2 added the clean_logits key column (version 1 rows are clean_logits=1 rows).
-inline constexpr int kSchemaVersion = 2;
-inline constexpr std::string_view kTableName = "tuned_mqa_logits";
+// Version 2 added the clean_logits key column (version 1 rows are clean_logits=1 rows); version 3
+// the paged_mqa_logits table.
+inline constexpr int kSchemaVersion = 3;
 
-// The CREATE TABLE statement of the tuning table; the shape key is its PRIMARY KEY.
+// The CREATE TABLE statement of a key type's table; the key is its PRIMARY KEY.
+template <class Key = ShapeKey>
 const std::string& table_ddl();
 
-// Creates the meta and tuning tables if missing and records the schema version.
+// Creates the meta table and every operator's table if missing and records the schema version.
 void create_schema(sqlite::Database& database);
 // The version recorded in `meta`, or nullopt when the database has no meta table (a new file).
 std::optional<int> schema_version(sqlite::Database& database);
 // Throws mqajit::Error(database) unless the database holds schema version kSchemaVersion; the
 // message says what to do about an older or a newer one.
 void require_schema(sqlite::Database& database);
-// Brings a database of an older schema version that this mqajit can convert (version 1) to
+// Brings a database of an older schema version that this mqajit can convert (1 or 2) to
 // kSchemaVersion in one write transaction, keeping every row. Returns the version it migrated
 // from, or nullopt when there was nothing to do (already current, or a version it cannot convert).
 std::optional<int> migrate_schema(sqlite::Database& database);
@@ -36,13 +38,19 @@ std::optional<int> migrate_schema(sqlite::Database& database);
 void set_meta(sqlite::Database& database, std::string_view key, std::string_view value);
 std::optional<std::string> meta(sqlite::Database& database, std::string_view key);
 
-// Inserts the row, replacing any row with the same shape key.
+// Inserts the row into its operator's table, replacing any row with the same key.
 void upsert_row(sqlite::Database& database, const TunedRow& row);
+void upsert_row(sqlite::Database& database, const PagedTunedRow& row);
 
-std::vector<TunedRow> select_group(sqlite::Database& database, const GroupKeyView& group);
+// The rows of `group`'s group (its lengths are ignored).
+template <class Key>
+std::vector<TunedRowOf<Key>> select_group(sqlite::Database& database, const Key& group);
 // Every group that has rows, ordered, as keys whose lengths are 0.
-std::vector<ShapeKey> select_group_keys(sqlite::Database& database);
-std::vector<TunedRow> select_all(sqlite::Database& database);  // ordered by the shape key
+template <class Key = ShapeKey>
+std::vector<Key> select_group_keys(sqlite::Database& database);
+template <class Key = ShapeKey>
+std::vector<TunedRowOf<Key>> select_all(sqlite::Database& database);  // ordered by the key
+template <class Key = ShapeKey>
 std::int64_t count_rows(sqlite::Database& database);
 
 }  // namespace mqajit::tuning

@@ -18,29 +18,33 @@ SystemDb::SystemDb(std::filesystem::path path) : path_(std::move(path)) {
     require_schema(*database_);
 }
 
-std::vector<TunedRow> SystemDb::group_rows(const GroupKeyView& group) {
+template <class Key>
+std::vector<TunedRowOf<Key>> SystemDb::group_rows(const Key& group) {
     std::lock_guard lock(mutex_);
     auto rows = select_group(*database_, group);
-    for (TunedRow& row : rows)
+    for (auto& row : rows)
         if (row.origin.empty()) row.origin = "system:" + path_.string();
     return rows;
 }
 
-std::vector<TunedRow> SystemDb::all_rows() {
+template <class Key>
+std::vector<TunedRowOf<Key>> SystemDb::all_rows() {
     std::lock_guard lock(mutex_);
-    auto rows = select_all(*database_);
-    for (TunedRow& row : rows)
+    auto rows = select_all<Key>(*database_);
+    for (auto& row : rows)
         if (row.origin.empty()) row.origin = "system:" + path_.string();
     return rows;
 }
 
-std::vector<ShapeKey> SystemDb::group_keys() {
+template <class Key>
+std::vector<Key> SystemDb::group_keys() {
     std::lock_guard lock(mutex_);
-    return select_group_keys(*database_);
+    return select_group_keys<Key>(*database_);
 }
 
-ConfigRows build_system_db(const std::filesystem::path& out, const std::vector<std::filesystem::path>& csv_files) {
-    ConfigRows loaded = load_config_files(csv_files);
+SystemDbBuild build_system_db(const std::filesystem::path& out, const std::vector<std::filesystem::path>& csv_files) {
+    SystemDbBuild loaded{.mqa_logits = load_config_files<ShapeKey>(files_of_op<ShapeKey>(csv_files)),
+                         .paged_mqa_logits = load_config_files<PagedShapeKey>(files_of_op<PagedShapeKey>(csv_files))};
     const std::filesystem::path temp = out.string() + ".tmp";
     std::error_code error;
     if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path(), error);
@@ -54,9 +58,10 @@ ConfigRows build_system_db(const std::filesystem::path& out, const std::vector<s
         database.execute("PRAGMA journal_mode=DELETE");
         sqlite::write_transaction(database, "writing the system rows", [&] {
             create_schema(database);
-            for (const TunedRow& row : loaded.rows) upsert_row(database, row);
+            for (const auto& row : loaded.mqa_logits.rows) upsert_row(database, row);
+            for (const auto& row : loaded.paged_mqa_logits.rows) upsert_row(database, row);
             std::vector<std::string> names;
-            for (const auto& file : loaded.files) names.push_back(file.generic_string());
+            for (const auto& file : sorted_config_order(csv_files)) names.push_back(file.generic_string());
             set_meta(database, "source_files", fmt::format("{}", fmt::join(names, "\n")));
             set_meta(database, "mqajit_version", kVersion);
         });
@@ -66,5 +71,13 @@ ConfigRows build_system_db(const std::filesystem::path& out, const std::vector<s
                       out.string(), error.message());
     return loaded;
 }
+
+#define MQAJIT_SYSTEM_DB_FOR(Key)                                                      \
+    template std::vector<TunedRowOf<Key>> SystemDb::group_rows(const Key&);            \
+    template std::vector<TunedRowOf<Key>> SystemDb::all_rows<Key>();                   \
+    template std::vector<Key> SystemDb::group_keys<Key>();
+MQAJIT_SYSTEM_DB_FOR(ShapeKey)
+MQAJIT_SYSTEM_DB_FOR(PagedShapeKey)
+#undef MQAJIT_SYSTEM_DB_FOR
 
 }  // namespace mqajit::tuning

@@ -1,6 +1,6 @@
 #pragma once
 // The system tuning database: built from the shipped CSVs at build time (`mqajit db build-system`),
-// installed read-only, never written at run time.
+// installed read-only, never written at run time. It holds every operator's table.
 
 #include <filesystem>
 #include <memory>
@@ -19,9 +19,12 @@ public:
     explicit SystemDb(std::filesystem::path path);
 
     // Rows keep the origin they were built from ("tuning_db/configs/....csv:12").
-    std::vector<TunedRow> group_rows(const GroupKeyView& group);
-    std::vector<TunedRow> all_rows();
-    std::vector<ShapeKey> group_keys();  // every group that has rows
+    template <class Key>
+    std::vector<TunedRowOf<Key>> group_rows(const Key& group);
+    template <class Key = ShapeKey>
+    std::vector<TunedRowOf<Key>> all_rows();
+    template <class Key = ShapeKey>
+    std::vector<Key> group_keys();  // every group that has rows
     const std::filesystem::path& path() const { return path_; }
 
 private:
@@ -30,9 +33,21 @@ private:
     std::unique_ptr<sqlite::Database> database_;
 };
 
-// Loads `csv_files` (see load_config_files: sorted order, later wins a collision), writes them to
-// a new database beside `out` and renames it into place. Returns what was loaded, with the
-// problems and collisions found, for the caller to report.
-ConfigRows build_system_db(const std::filesystem::path& out, const std::vector<std::filesystem::path>& csv_files);
+// What build_system_db loaded for each operator's table, with the problems and collisions found.
+struct SystemDbBuild {
+    ConfigRowsOf<ShapeKey> mqa_logits;
+    ConfigRowsOf<PagedShapeKey> paged_mqa_logits;
+
+    template <class Key>
+    const ConfigRowsOf<Key>& of() const {
+        if constexpr (std::is_same_v<Key, ShapeKey>) return mqa_logits;
+        else return paged_mqa_logits;
+    }
+};
+
+// Loads `csv_files`, each into the table of the operator its name says (config_file_op; see
+// load_config_files: sorted order, later wins a collision), writes them to a new database beside
+// `out` and renames it into place. Returns what was loaded, for the caller to report.
+SystemDbBuild build_system_db(const std::filesystem::path& out, const std::vector<std::filesystem::path>& csv_files);
 
 }  // namespace mqajit::tuning

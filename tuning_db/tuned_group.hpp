@@ -1,12 +1,14 @@
 #pragma once
-// The tuned rows of one (arch, cu_num, heads, head_dim) group, sorted so the lookup rule is two
-// binary searches with no allocation:
+// The tuned rows of one group (a key without its lengths), sorted so the lookup rule is a few
+// binary searches with no allocation. The lengths are searched in their rank order (table_key.hpp):
+// at each, the largest tuned value not above the call's among the rows that matched so far; a
+// length below every tuned one uses the smallest. For mqa_logits that is
 //   1. among the group's rows, the largest tuned seq_len_kv not above the call's;
-//   2. among the rows with that seq_len_kv, the largest tuned seq_len not above the call's.
-// A length below every tuned one uses the smallest. An empty group answers nullptr (baseline).
+//   2. among the rows with that seq_len_kv, the largest tuned seq_len not above the call's;
+// for paged_mqa_logits the largest tuned batch not above the call's. An empty group answers
+// nullptr (the baseline kernel).
 
 #include <cstddef>
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,27 +16,40 @@
 
 namespace mqajit::tuning {
 
+template <class Key>
 class TunedGroup {
 public:
-    // Rows must share one group and have distinct (seq_len, seq_len_kv).
-    explicit TunedGroup(std::vector<TunedRow> rows);
+    using Row = TunedRowOf<Key>;
 
-    const TunedRow* find(std::int64_t seq_len, std::int64_t seq_len_kv) const;
+    // Rows must share one group and have distinct lengths.
+    explicit TunedGroup(std::vector<Row> rows);
+
+    const Row* find(const Key& shape) const;
     // The same answer, with each step of the rule appended to `steps` in words.
-    const TunedRow* explain(std::int64_t seq_len, std::int64_t seq_len_kv, std::vector<std::string>& steps) const;
+    const Row* explain(const Key& shape, std::vector<std::string>& steps) const;
 
     std::size_t size() const { return rows_.size(); }
     bool empty() const { return rows_.empty(); }
-    const std::vector<TunedRow>& rows() const { return rows_; }
+    const std::vector<Row>& rows() const { return rows_; }
 
 private:
-    std::size_t kv_index(std::int64_t seq_len_kv) const;
-    std::size_t row_index(std::size_t kv, std::int64_t seq_len) const;
+    static constexpr std::size_t kLevels = num_lengths<Key>();
+    static_assert(kLevels == 1 || kLevels == 2, "the rule searches one length or two");
 
-    std::vector<TunedRow> rows_;               // ordered by (seq_len_kv, seq_len)
-    std::vector<std::int64_t> seq_lens_;       // rows_[i].key.seq_len, kept apart for a cache-dense search
-    std::vector<std::int64_t> kv_lens_;        // the distinct tuned seq_len_kv values, ascending
-    std::vector<std::size_t> kv_first_row_;    // rows of kv_lens_[k] are [kv_first_row_[k], kv_first_row_[k+1])
+    // With two lengths, the index of the first length's chosen value in outer_values_; with one, 0.
+    // Its rows are [outer_first_[k], outer_first_[k + 1]).
+    std::size_t outer_index(const Lengths<Key>& wanted) const;
+    // The row of the last length's chosen value among the rows of outer_index k.
+    std::size_t row_index(std::size_t k, std::int64_t wanted) const;
+
+    std::vector<Row> rows_;  // ordered by their lengths in search order
+    // NOTES: the searched values are kept apart from the rows, dense, for cache-friendly searches.
+    std::vector<std::int64_t> outer_values_;  // two lengths: the distinct first-length values, ascending
+    std::vector<std::size_t> outer_first_;    // each outer value's first row, then rows_.size(); one length: {0, size}
+    std::vector<std::int64_t> inner_values_;  // rows_[i]'s last length
 };
+
+extern template class TunedGroup<ShapeKey>;
+extern template class TunedGroup<PagedShapeKey>;
 
 }  // namespace mqajit::tuning

@@ -1,7 +1,6 @@
 #include "tuning_db/tuned_row.hpp"
 
 #include <cmath>
-#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -10,55 +9,11 @@
 #include "variants/variant.hpp"
 
 namespace mqajit {
+namespace {
 
-std::string TunedRow::choice() const {
-    if (backend == kBackendBaseline) return std::string(kBackendBaseline);
-    return fmt::format("{} {}", backend, variant);
-}
-
-std::string to_string(const ShapeKey& key) {
-    std::string text;
-    key.visit([&](std::string_view column, const auto& value) {
-        if (!text.empty()) text += ' ';
-        text += fmt::format("{}={}", column, value);
-    });
-    return text;
-}
-
-std::string to_string(const GroupKeyView& group) {
-    std::string text;
-    group.key().visit([&](std::string_view column, const auto& value) {
-        if (is_length_column(column)) return;
-        if (!text.empty()) text += ' ';
-        text += fmt::format("{}={}", column, value);
-    });
-    return text;
-}
-
-std::optional<std::string> key_problem(const ShapeKey& key) {
-    if (key.arch.empty()) return "the arch (gfx column) is empty; give one like sm_90a or gfx950";
-    std::optional<std::string> problem;
-    key.visit([&](std::string_view column, const auto& value) {
-        if constexpr (!std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
-            if (problem) return;
-            if (column == "clean_logits") {
-                if (value != 0 && value != 1) problem = fmt::format("clean_logits is {}; it must be 0 or 1", value);
-            } else if (value <= 0) {
-                problem = fmt::format("{} is {}; sizes must be positive", column, value);
-            }
-        }
-    });
-    return problem;
-}
-
-std::optional<std::string> normalize_backend(std::string_view name) {
-    if (name == kBackendJit || name == "flydsl") return std::string(kBackendJit);
-    if (name == kBackendBaseline || name == "triton") return std::string(kBackendBaseline);
-    return std::nullopt;
-}
-
-std::optional<std::string> row_problem(const TunedRow& row) {
-    const ShapeKey& key = row.key;
+template <class Key>
+std::optional<std::string> any_row_problem(const TunedRowOf<Key>& row) {
+    const Key& key = row.key;
     if (auto problem = key_problem(key)) return problem;
     try {
         // NOTES: the runtime looks rows up by the canonical name (Arch::parse(...).name), so a row
@@ -84,5 +39,16 @@ std::optional<std::string> row_problem(const TunedRow& row) {
         return fmt::format("baseline_us is {}; times must be positive (or leave it empty)", *row.baseline_us);
     return std::nullopt;
 }
+
+}  // namespace
+
+std::optional<std::string> normalize_backend(std::string_view name) {
+    if (name == kBackendJit || name == "flydsl") return std::string(kBackendJit);
+    if (name == kBackendBaseline || name == "triton") return std::string(kBackendBaseline);
+    return std::nullopt;
+}
+
+std::optional<std::string> row_problem(const TunedRow& row) { return any_row_problem(row); }
+std::optional<std::string> row_problem(const PagedTunedRow& row) { return any_row_problem(row); }
 
 }  // namespace mqajit

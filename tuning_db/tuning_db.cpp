@@ -1,7 +1,9 @@
 #include "tuning_db/tuning_db.hpp"
 
 #include <algorithm>
+#include <map>
 #include <mutex>
+#include <shared_mutex>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,23 +20,100 @@
 namespace mqajit {
 namespace {
 
-std::vector<TunedRow> merge_user_over_system(std::vector<TunedRow> system_rows, std::vector<TunedRow> user_rows) {
-    std::map<ShapeKey, TunedRow> by_key;
-    for (TunedRow& row : system_rows) by_key.insert_or_assign(row.key, std::move(row));
-    for (TunedRow& row : user_rows) by_key.insert_or_assign(row.key, std::move(row));
-    std::vector<TunedRow> merged;
+template <class Row>
+std::vector<Row> merge_user_over_system(std::vector<Row> system_rows, std::vector<Row> user_rows) {
+    std::map<decltype(Row::key), Row> by_key;
+    for (Row& row : system_rows) by_key.insert_or_assign(row.key, std::move(row));
+    for (Row& row : user_rows) by_key.insert_or_assign(row.key, std::move(row));
+    std::vector<Row> merged;
     merged.reserve(by_key.size());
     for (auto& [key, row] : by_key) merged.push_back(std::move(row));
     return merged;
 }
 
-std::string describe_row(const TunedRow& row) {
+template <class Row>
+std::string describe_row(const Row& row) {
     std::string text = fmt::format("answer: {} ({} us", row.choice(), row.us);
     if (row.baseline_us) text += fmt::format(", baseline {} us", *row.baseline_us);
     return text + fmt::format(") from {}", row.origin);
 }
 
 }  // namespace
+
+// One operator's answers: which group serves each call group, and the rows of each loaded group.
+template <class Key>
+class TuningDb::Table {
+public:
+    using Group = tuning::TunedGroup<Key>;
+    // What answers a call's group: the rows of the group chosen for it, and how they were chosen.
+    struct Served {
+        const Group* rows = nullptr;  // never null: an empty group when none answers
+        std::optional<Key> group;     // the group of `rows` (lengths 0); nullopt when none answers
+        std::vector<std::string> fallbacks;
+        std::string declined;
+        bool table_empty = false;  // the operator's table has no rows at all
+    };
+
+    const Served& served(const TuningDb& db, const Key& key) {
+        static const Group kNoRows{std::vector<TunedRowOf<Key>>{}};
+        std::uint64_t seen_generation = 0;
+        {
+            std::shared_lock lock(mutex_);
+            if (auto found = served_.find(key); found != served_.end()) return *found->second;
+            seen_generation = generation_;
+        }
+        while (true) {
+            // NOTES: SQLite is read outside the lock so lookups of loaded groups never wait on disk;
+            // if an insert landed meanwhile, what was read may predate it, so read again.
+            const std::vector<Key> tuned = db.tuned_groups<Key>();
+            tuning::GroupChoice<Key> choice = tuning::choose_group(key, tuned, db.options_.nearest_cu_num);
+            auto loaded = choice.group ? std::make_unique<const Group>(db.group_rows(*choice.group)) : nullptr;
+            std::unique_lock lock(mutex_);
+            if (auto found = served_.find(key); found != served_.end()) return *found->second;
+            if (generation_ == seen_generation) {
+                const Group* rows = &kNoRows;
+                if (choice.group) {
+                    auto slot = groups_.find(*choice.group);
+                    if (slot == groups_.end()) slot = groups_.emplace(*choice.group, std::move(loaded)).first;
+                    rows = slot->second.get();
+                }
+                auto entry = std::make_unique<const Served>(Served{.rows = rows, .group = std::move(choice.group),
+                                                                    .fallbacks = std::move(choice.fallbacks),
+                                                                    .declined = std::move(choice.declined),
+                                                                    .table_empty = tuned.empty()});
+                return *served_.emplace(group_of(key), std::move(entry)).first->second;
+            }
+            seen_generation = generation_;
+        }
+    }
+
+    // After an insert of `rows`: their groups are read again, and every answer worked out again.
+    void invalidate(std::span<const TunedRowOf<Key>> rows) {
+        std::unique_lock lock(mutex_);
+        ++generation_;
+        for (const auto& row : rows) {
+            auto found = groups_.find(row.key);
+            if (found == groups_.end()) continue;
+            retired_.push_back(std::move(found->second));
+            groups_.erase(found);
+        }
+        // NOTES: a new group can change which group answers any call (another mode, a nearer SM
+        // count), so every answer is worked out again.
+        for (auto& [key, entry] : served_) retired_served_.push_back(std::move(entry));
+        served_.clear();
+    }
+
+private:
+    std::shared_mutex mutex_;
+    // Both keyed by a group (a key whose lengths are 0), found by any key of the group.
+    std::map<Key, std::unique_ptr<const Group>, GroupLess> groups_;   // by their own group
+    std::map<Key, std::unique_ptr<const Served>, GroupLess> served_;  // by the call's group
+    // NOTES: what an insert replaces is kept, not freed, so pointers and references handed out
+    // stay valid; inserts are rare (tuning runs), so these grow by little.
+    std::vector<std::unique_ptr<const Group>> retired_;
+    std::vector<std::unique_ptr<const Served>> retired_served_;
+    std::uint64_t generation_ = 0;  // bumped by each insert, so a load racing it retries
+};
 
 TuningDb& TuningDb::instance() {
     static TuningDb database = [] {
@@ -52,7 +131,10 @@ TuningDb& TuningDb::instance() {
 
 TuningDb::TuningDb(std::optional<std::filesystem::path> system_db, std::filesystem::path user_db,
                    LookupOptions options)
-    : user_(std::make_unique<tuning::UserDb>(std::move(user_db))), options_(options) {
+    : user_(std::make_unique<tuning::UserDb>(std::move(user_db))),
+      options_(options),
+      mqa_logits_(std::make_unique<Table<ShapeKey>>()),
+      paged_mqa_logits_(std::make_unique<Table<PagedShapeKey>>()) {
     if (system_db) {
         try {
             system_ = std::make_unique<tuning::SystemDb>(*system_db);
@@ -64,124 +146,119 @@ TuningDb::TuningDb(std::optional<std::filesystem::path> system_db, std::filesyst
 
 TuningDb::~TuningDb() = default;
 
-std::unique_ptr<const tuning::TunedGroup> TuningDb::load_group(const GroupKeyView& key) const {
-    std::vector<TunedRow> system_rows;
-    if (system_) {
-        try {
-            system_rows = system_->group_rows(key);
-        } catch (const Error& e) {
-            log().warn("reading the system tuning database failed: {}; using user rows only", e.what());
-        }
-    }
-    return std::make_unique<const tuning::TunedGroup>(merge_user_over_system(std::move(system_rows),
-                                                                             user_->group_rows(key)));
+template <class Key>
+TuningDb::Table<Key>& TuningDb::table() const {
+    if constexpr (std::is_same_v<Key, ShapeKey>) return *mqa_logits_;
+    else return *paged_mqa_logits_;
 }
 
-std::vector<ShapeKey> TuningDb::tuned_groups() const {
-    std::vector<ShapeKey> keys;
+template <class Key>
+std::vector<TunedRowOf<Key>> TuningDb::group_rows(const Key& group) const {
+    std::vector<TunedRowOf<Key>> system_rows;
     if (system_) {
         try {
-            keys = system_->group_keys();
+            system_rows = system_->group_rows(group);
         } catch (const Error& e) {
             log().warn("reading the system tuning database failed: {}; using user rows only", e.what());
         }
     }
-    for (ShapeKey& key : user_->group_keys()) keys.push_back(std::move(key));
+    return merge_user_over_system(std::move(system_rows), user_->group_rows(group));
+}
+
+template <class Key>
+std::vector<Key> TuningDb::tuned_groups() const {
+    std::vector<Key> keys;
+    if (system_) {
+        try {
+            keys = system_->group_keys<Key>();
+        } catch (const Error& e) {
+            log().warn("reading the system tuning database failed: {}; using user rows only", e.what());
+        }
+    }
+    for (Key& key : user_->group_keys<Key>()) keys.push_back(std::move(key));
     return keys;
 }
 
-const TuningDb::Served& TuningDb::served(const GroupKeyView& key) const {
-    static const tuning::TunedGroup kNoRows{std::vector<TunedRow>{}};
-    std::uint64_t seen_generation = 0;
-    {
-        std::shared_lock lock(mutex_);
-        if (auto found = served_.find(key); found != served_.end()) return *found->second;
-        seen_generation = generation_;
-    }
-    while (true) {
-        // NOTES: SQLite is read outside the lock so lookups of loaded groups never wait on disk;
-        // if an insert landed meanwhile, what was read may predate it, so read again.
-        tuning::GroupChoice choice = tuning::choose_group(key, tuned_groups(), options_.nearest_cu_num);
-        auto loaded = choice.group ? load_group(GroupKeyView::of(*choice.group)) : nullptr;
-        std::unique_lock lock(mutex_);
-        if (auto found = served_.find(key); found != served_.end()) return *found->second;
-        if (generation_ == seen_generation) {
-            const tuning::TunedGroup* rows = &kNoRows;
-            if (choice.group) {
-                auto slot = groups_.find(*choice.group);
-                if (slot == groups_.end()) slot = groups_.emplace(*choice.group, std::move(loaded)).first;
-                rows = slot->second.get();
-            }
-            auto entry = std::make_unique<const Served>(Served{.rows = rows, .group = std::move(choice.group),
-                                                                .fallbacks = std::move(choice.fallbacks),
-                                                                .declined = std::move(choice.declined)});
-            return *served_.emplace(key.key(), std::move(entry)).first->second;
-        }
-        seen_generation = generation_;
-    }
-}
-
 const TunedRow* TuningDb::lookup(const ShapeKey& shape) const {
-    return served(GroupKeyView::of(shape)).rows->find(shape.seq_len, shape.seq_len_kv);
+    return table<ShapeKey>().served(*this, shape).rows->find(shape);
 }
 
-LookupResult TuningDb::explain(const ShapeKey& shape) const {
-    LookupResult result;
-    const GroupKeyView key = GroupKeyView::of(shape);
-    const Served& answer = served(key);
+const PagedTunedRow* TuningDb::lookup(const PagedShapeKey& shape) const {
+    return table<PagedShapeKey>().served(*this, shape).rows->find(shape);
+}
+
+LookupResult TuningDb::explain(const ShapeKey& shape) const { return explain_any(shape); }
+PagedLookupResult TuningDb::explain(const PagedShapeKey& shape) const { return explain_any(shape); }
+
+template <class Key>
+LookupResultOf<Key> TuningDb::explain_any(const Key& shape) const {
+    LookupResultOf<Key> result;
+    const auto& answer = table<Key>().served(*this, shape);
     if (!answer.group) {
-        result.steps.push_back(fmt::format("no tuned rows for group {}: use the baseline kernel", to_string(key)));
+        result.steps.push_back(fmt::format("no tuned rows for group {}: use the baseline kernel", group_string(shape)));
         if (!answer.declined.empty()) result.steps.push_back(answer.declined);
+        if (answer.table_empty) {
+            result.steps.push_back(fmt::format("the {} table has no tuned rows at all (none shipped, none in the user "
+                                               "database); `{}` tunes some", Key::kOp.name, Key::kOp.tune_command));
+        }
         return result;
     }
-    const tuning::TunedGroup& rows = *answer.rows;
+    const auto& rows = *answer.rows;
     result.fallbacks = answer.fallbacks;
     if (!answer.fallbacks.empty()) {
-        result.steps.push_back(fmt::format("no tuned rows for group {}", to_string(key)));
+        result.steps.push_back(fmt::format("no tuned rows for group {}", group_string(shape)));
         result.steps.insert(result.steps.end(), answer.fallbacks.begin(), answer.fallbacks.end());
     }
-    const auto num_user = std::ranges::count_if(rows.rows(), [](const TunedRow& row) {
+    const auto num_user = std::ranges::count_if(rows.rows(), [](const TunedRowOf<Key>& row) {
         return row.origin.starts_with("user:");
     });
     result.steps.push_back(fmt::format("group {}: {} tuned row(s) ({} from the user database, {} from the system "
-                                       "database)", to_string(GroupKeyView::of(*answer.group)), rows.size(), num_user,
+                                       "database)", group_string(*answer.group), rows.size(), num_user,
                                        rows.size() - num_user));
-    const TunedRow* row = rows.explain(shape.seq_len, shape.seq_len_kv, result.steps);
+    const auto* row = rows.explain(shape, result.steps);
     result.steps.push_back(describe_row(*row));
     result.row = *row;
     return result;
 }
 
-void TuningDb::insert(const TunedRow& row) { insert(std::span<const TunedRow>(&row, 1)); }
+void TuningDb::insert(const TunedRow& row) { insert_any<ShapeKey>(std::span<const TunedRow>(&row, 1)); }
+void TuningDb::insert(std::span<const TunedRow> rows) { insert_any<ShapeKey>(rows); }
+void TuningDb::insert(const PagedTunedRow& row) { insert_any<PagedShapeKey>(std::span<const PagedTunedRow>(&row, 1)); }
+void TuningDb::insert(std::span<const PagedTunedRow> rows) { insert_any<PagedShapeKey>(rows); }
 
-void TuningDb::insert(std::span<const TunedRow> rows) {
-    for (const TunedRow& row : rows) {
+template <class Key>
+void TuningDb::insert_any(std::span<const TunedRowOf<Key>> rows) {
+    for (const auto& row : rows) {
         if (auto problem = row_problem(row))
-            MQAJIT_FAIL(invalid_argument, "cannot store the tuned row for {}: {}", to_string(row.key), *problem);
+            MQAJIT_FAIL(invalid_argument, "cannot store the tuned {} row for {}: {}", Key::kOp.name,
+                        to_string(row.key), *problem);
     }
     user_->insert(rows);
-    std::unique_lock lock(mutex_);
-    ++generation_;
-    for (const TunedRow& row : rows) {
-        auto found = groups_.find(GroupKeyView::of(row.key));
-        if (found == groups_.end()) continue;
-        retired_.push_back(std::move(found->second));
-        groups_.erase(found);
-    }
-    // NOTES: a new group can change which group answers any call (another mode, a nearer SM
-    // count), so every answer is worked out again.
-    for (auto& [key, entry] : served_) retired_served_.push_back(std::move(entry));
-    served_.clear();
+    table<Key>().invalidate(rows);
 }
 
-std::vector<TunedRow> TuningDb::rows() const { return merge_user_over_system(system_rows(), user_rows()); }
+template <class Key>
+std::vector<TunedRowOf<Key>> TuningDb::rows() const {
+    return merge_user_over_system(system_rows<Key>(), user_rows<Key>());
+}
 
-std::vector<TunedRow> TuningDb::user_rows() const { return user_->all_rows(); }
+template <class Key>
+std::vector<TunedRowOf<Key>> TuningDb::user_rows() const {
+    return user_->all_rows<Key>();
+}
 
-std::vector<TunedRow> TuningDb::system_rows() const {
+template <class Key>
+std::vector<TunedRowOf<Key>> TuningDb::system_rows() const {
     if (!system_) return {};
-    return system_->all_rows();
+    return system_->all_rows<Key>();
 }
+
+template std::vector<TunedRow> TuningDb::rows<ShapeKey>() const;
+template std::vector<TunedRow> TuningDb::user_rows<ShapeKey>() const;
+template std::vector<TunedRow> TuningDb::system_rows<ShapeKey>() const;
+template std::vector<PagedTunedRow> TuningDb::rows<PagedShapeKey>() const;
+template std::vector<PagedTunedRow> TuningDb::user_rows<PagedShapeKey>() const;
+template std::vector<PagedTunedRow> TuningDb::system_rows<PagedShapeKey>() const;
 
 const std::filesystem::path& TuningDb::user_db_path() const { return user_->path(); }
 

@@ -1,18 +1,16 @@
 #pragma once
-// The tuning database the runtime asks which kernel serves a shape. It composes a read-only
+// The tuning database the runtime asks which kernel serves a call, for each operator's table
+// (mqa_logits keyed by ShapeKey, paged_mqa_logits by PagedShapeKey). It composes a read-only
 // system database (built from the shipped CSVs) with the user's writable one; a user row replaces
-// the system row of the same shape key, and rows of both take part in the lookup rule
-// (tuned_group.hpp). A call's group is (arch, cu_num, heads, head_dim, clean_logits); when it has
-// no rows, the other mode's or the nearest SM count's group answers (group_choice.hpp). Each
-// group's answer is worked out and read from SQLite once, on its first lookup; after that a
-// lookup is two binary searches under a shared lock: no SQL, no allocation. Safe to call from
-// many threads.
+// the system row of the same key, and rows of both take part in the lookup rule (tuned_group.hpp).
+// A call's group is its key without the lengths; when it has no rows, the other mode's or the
+// nearest SM count's group answers (group_choice.hpp). Each group's answer is worked out and read
+// from SQLite once, on its first lookup; after that a lookup is a few binary searches under a
+// shared lock: no SQL, no allocation. Safe to call from many threads.
 
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <optional>
-#include <shared_mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,20 +22,22 @@ namespace mqajit {
 namespace tuning {
 class SystemDb;
 class UserDb;
-class TunedGroup;
 }  // namespace tuning
 
-struct LookupResult {
-    std::optional<TunedRow> row;     // nullopt: the baseline kernel (no tuned rows for the group)
-    std::vector<std::string> steps;  // each step of the lookup rule, in words
+template <class Key>
+struct LookupResultOf {
+    std::optional<TunedRowOf<Key>> row;  // nullopt: the baseline kernel (no tuned rows for the group)
+    std::vector<std::string> steps;      // each step of the lookup rule, in words
     // How the group whose rows answered differs from the call's own (another clean_logits mode,
     // the nearest SM count), one sentence each; empty when its own group answered or none did.
     std::vector<std::string> fallbacks;
 };
+using LookupResult = LookupResultOf<ShapeKey>;
+using PagedLookupResult = LookupResultOf<PagedShapeKey>;
 
 struct LookupOptions {
-    // Let the nearest tuned SM count of the same arch, heads and head_dim answer a call whose own
-    // SM count has no rows (settings().nearest_cu_num, MQAJIT_NEAREST_CU_NUM).
+    // Let the nearest tuned SM count of the same identity columns (arch, heads, head_dim, ...)
+    // answer a call whose own SM count has no rows (settings().nearest_cu_num, MQAJIT_NEAREST_CU_NUM).
     bool nearest_cu_num = true;
 };
 
@@ -57,18 +57,26 @@ public:
     // The row that serves `shape`, or nullptr for the baseline kernel. The pointer stays valid for
     // the life of this TuningDb, even after later inserts (which then answer new lookups).
     const TunedRow* lookup(const ShapeKey& shape) const;
+    const PagedTunedRow* lookup(const PagedShapeKey& shape) const;
     // The same answer as lookup(), with each step of the rule in words.
     LookupResult explain(const ShapeKey& shape) const;
+    PagedLookupResult explain(const PagedShapeKey& shape) const;
 
     // Writes to the user database, replacing a row with the same key. Throws
     // mqajit::Error(invalid_argument) for a malformed row (see row_problem); a batch is checked
     // whole before anything is written, then written in one transaction.
     void insert(const TunedRow& row);
     void insert(std::span<const TunedRow> rows);
+    void insert(const PagedTunedRow& row);
+    void insert(std::span<const PagedTunedRow> rows);
 
-    std::vector<TunedRow> rows() const;  // user and system merged (user wins), ordered by key
-    std::vector<TunedRow> user_rows() const;
-    std::vector<TunedRow> system_rows() const;
+    // The rows of Key's table: user and system merged (user wins), ordered by key.
+    template <class Key = ShapeKey>
+    std::vector<TunedRowOf<Key>> rows() const;
+    template <class Key = ShapeKey>
+    std::vector<TunedRowOf<Key>> user_rows() const;
+    template <class Key = ShapeKey>
+    std::vector<TunedRowOf<Key>> system_rows() const;
 
     const std::filesystem::path& user_db_path() const;
     // The system database in use; nullopt when none (not given, missing or unusable).
@@ -77,29 +85,25 @@ public:
     bool user_db_in_memory() const;
 
 private:
-    // What answers a call's group: the rows of the group chosen for it, and how they were chosen.
-    struct Served {
-        const tuning::TunedGroup* rows = nullptr;  // never null: an empty group when none answers
-        std::optional<ShapeKey> group;             // the group of `rows` (lengths 0); nullopt when none answers
-        std::vector<std::string> fallbacks;
-        std::string declined;
-    };
-    const Served& served(const GroupKeyView& key) const;
-    std::unique_ptr<const tuning::TunedGroup> load_group(const GroupKeyView& key) const;
-    std::vector<ShapeKey> tuned_groups() const;
+    template <class Key>
+    class Table;  // one operator's loaded groups and answers (tuning_db.cpp)
+
+    template <class Key>
+    Table<Key>& table() const;
+    template <class Key>
+    std::vector<Key> tuned_groups() const;
+    template <class Key>
+    std::vector<TunedRowOf<Key>> group_rows(const Key& group) const;
+    template <class Key>
+    LookupResultOf<Key> explain_any(const Key& shape) const;
+    template <class Key>
+    void insert_any(std::span<const TunedRowOf<Key>> rows);
 
     std::unique_ptr<tuning::SystemDb> system_;
     std::unique_ptr<tuning::UserDb> user_;
     LookupOptions options_;
-    mutable std::shared_mutex mutex_;
-    // Both keyed by a group (a ShapeKey whose lengths are 0), found by a GroupKeyView.
-    mutable std::map<ShapeKey, std::unique_ptr<const tuning::TunedGroup>, GroupLess> groups_;  // by their own group
-    mutable std::map<ShapeKey, std::unique_ptr<const Served>, GroupLess> served_;  // by the call's group
-    // NOTES: what an insert replaces is kept, not freed, so pointers and references handed out
-    // stay valid; inserts are rare (tuning runs), so these grow by little.
-    mutable std::vector<std::unique_ptr<const tuning::TunedGroup>> retired_;
-    mutable std::vector<std::unique_ptr<const Served>> retired_served_;
-    mutable std::uint64_t generation_ = 0;  // bumped by each insert, so a load racing it retries
+    std::unique_ptr<Table<ShapeKey>> mqa_logits_;
+    std::unique_ptr<Table<PagedShapeKey>> paged_mqa_logits_;
 };
 
 }  // namespace mqajit

@@ -71,9 +71,13 @@ void UserDb::open_existing_locked() {
         if (!version) sqlite::write_transaction(*database, "creating the tables", [&] { create_schema(*database); });
         if (version && *version < kSchemaVersion) {
             if (const auto from = migrate_schema(*database)) {
-                log().warn("migrated user tuning database {} from schema version {} to {}: its {} row(s) are "
-                           "clean_logits=1 rows, the mode they were tuned in; an older mqajit no longer reads the "
-                           "file", path_.string(), *from, kSchemaVersion, count_rows(*database));
+                const std::string kept =
+                    *from == 1 ? fmt::format("its {} row(s) are clean_logits=1 rows, the mode they were tuned in",
+                                             count_rows<ShapeKey>(*database))
+                               : fmt::format("its {} row(s) are kept", count_rows<ShapeKey>(*database));
+                log().warn("migrated user tuning database {} from schema version {} to {} (which adds the "
+                           "paged_mqa_logits table): {}; an older mqajit no longer reads the file", path_.string(),
+                           *from, kSchemaVersion, kept);
             }
         }
         require_schema(*database);
@@ -108,15 +112,16 @@ void UserDb::create_locked() {
     }
 }
 
-std::vector<TunedRow> UserDb::copy_readable_rows_locked(std::string& note) {
+UserDb::AllRows UserDb::copy_readable_rows_locked(std::string& note) {
     // NOTES: a write-protected WAL database can only be read if its -shm file can be made; when
     // not, `immutable` reads the main file without locks, which is safe since we never write it.
     for (const char* query : {"mode=ro", "mode=ro&immutable=1"}) {
         try {
             sqlite::Database reader(path_, sqlite::file_uri(path_, query), sqlite::OpenMode::read_only);
             require_schema(reader);
-            auto rows = select_all(reader);
-            note = fmt::format("its {} rows are still used", rows.size());
+            AllRows rows{.mqa_logits = select_all<ShapeKey>(reader),
+                         .paged_mqa_logits = select_all<PagedShapeKey>(reader)};
+            note = fmt::format("its {} rows are still used", rows.mqa_logits.size() + rows.paged_mqa_logits.size());
             return rows;
         } catch (const Error& e) {
             note = fmt::format("its rows cannot be read either ({})", e.what());
@@ -126,14 +131,15 @@ std::vector<TunedRow> UserDb::copy_readable_rows_locked(std::string& note) {
 }
 
 void UserDb::fall_back_locked(const std::string& reason, bool keep_file_rows) {
-    std::vector<TunedRow> kept;
+    AllRows kept;
     std::string note;
     if (keep_file_rows) kept = copy_readable_rows_locked(note);
     database_.reset();
     auto memory = std::make_unique<sqlite::Database>(":memory:", sqlite::OpenMode::read_write_create);
     create_schema(*memory);
     sqlite::write_transaction(*memory, "copying rows into memory", [&] {
-        for (const TunedRow& row : kept) upsert_row(*memory, row);
+        for (const TunedRow& row : kept.mqa_logits) upsert_row(*memory, row);
+        for (const PagedTunedRow& row : kept.paged_mqa_logits) upsert_row(*memory, row);
     });
     database_ = std::move(memory);
     state_ = State::memory;
@@ -142,12 +148,6 @@ void UserDb::fall_back_locked(const std::string& reason, bool keep_file_rows) {
                "lost at exit. Move the file aside or make it writable, or point MQAJIT_TUNING_DB (or `mqajit db "
                "--db`) at another path.",
                path_.string(), reason, note.empty() ? "" : fmt::format(" ({})", note));
-}
-
-std::vector<TunedRow> UserDb::with_origin(std::vector<TunedRow> rows) const {
-    const std::string origin = "user:" + path_.string();
-    for (TunedRow& row : rows) row.origin = origin;
-    return rows;
 }
 
 void UserDb::read(const char* what, const std::function<void(sqlite::Database&)>& select) {
@@ -164,28 +164,43 @@ void UserDb::read(const char* what, const std::function<void(sqlite::Database&)>
     }
 }
 
-std::vector<TunedRow> UserDb::read_rows(const char* what,
-                                        const std::function<std::vector<TunedRow>(sqlite::Database&)>& select) {
-    std::vector<TunedRow> rows;
-    read(what, [&](sqlite::Database& database) { rows = select(database); });
-    return with_origin(std::move(rows));
+namespace {
+
+template <class Row>
+std::vector<Row> with_origin(std::vector<Row> rows, const std::filesystem::path& path) {
+    const std::string origin = "user:" + path.string();
+    for (Row& row : rows) row.origin = origin;
+    return rows;
 }
 
-std::vector<ShapeKey> UserDb::group_keys() {
-    std::vector<ShapeKey> keys;
-    read("reading the tuned groups", [&](sqlite::Database& database) { keys = select_group_keys(database); });
+}  // namespace
+
+template <class Key>
+std::vector<Key> UserDb::group_keys() {
+    std::vector<Key> keys;
+    read("reading the tuned groups", [&](sqlite::Database& database) { keys = select_group_keys<Key>(database); });
     return keys;
 }
 
-std::vector<TunedRow> UserDb::group_rows(const GroupKeyView& group) {
-    return read_rows("reading a group", [&](sqlite::Database& database) { return select_group(database, group); });
+template <class Key>
+std::vector<TunedRowOf<Key>> UserDb::group_rows(const Key& group) {
+    std::vector<TunedRowOf<Key>> rows;
+    read("reading a group", [&](sqlite::Database& database) { rows = select_group(database, group); });
+    return with_origin(std::move(rows), path_);
 }
 
-std::vector<TunedRow> UserDb::all_rows() {
-    return read_rows("reading all rows", [](sqlite::Database& database) { return select_all(database); });
+template <class Key>
+std::vector<TunedRowOf<Key>> UserDb::all_rows() {
+    std::vector<TunedRowOf<Key>> rows;
+    read("reading all rows", [&](sqlite::Database& database) { rows = select_all<Key>(database); });
+    return with_origin(std::move(rows), path_);
 }
 
-void UserDb::insert(std::span<const TunedRow> rows) {
+void UserDb::insert(std::span<const TunedRow> rows) { insert_rows<ShapeKey>(rows); }
+void UserDb::insert(std::span<const PagedTunedRow> rows) { insert_rows<PagedShapeKey>(rows); }
+
+template <class Key>
+void UserDb::insert_rows(std::span<const TunedRowOf<Key>> rows) {
     std::lock_guard lock(mutex_);
     if (state_ == State::absent) {
         std::error_code error;
@@ -194,7 +209,7 @@ void UserDb::insert(std::span<const TunedRow> rows) {
     }
     auto write = [&] {
         sqlite::write_transaction(*database_, fmt::format("inserting {} row(s)", rows.size()), [&] {
-            for (const TunedRow& row : rows) upsert_row(*database_, row);
+            for (const auto& row : rows) upsert_row(*database_, row);
         });
     };
     if (state_ == State::file) {
@@ -207,5 +222,13 @@ void UserDb::insert(std::span<const TunedRow> rows) {
     }
     write();
 }
+
+#define MQAJIT_USER_DB_FOR(Key)                                                       \
+    template std::vector<Key> UserDb::group_keys<Key>();                              \
+    template std::vector<TunedRowOf<Key>> UserDb::group_rows(const Key&);             \
+    template std::vector<TunedRowOf<Key>> UserDb::all_rows<Key>();
+MQAJIT_USER_DB_FOR(ShapeKey)
+MQAJIT_USER_DB_FOR(PagedShapeKey)
+#undef MQAJIT_USER_DB_FOR
 
 }  // namespace mqajit::tuning

@@ -29,13 +29,17 @@ public:
     UserDb(const UserDb&) = delete;
     UserDb& operator=(const UserDb&) = delete;
 
-    // Rows come back with origin "user:<path>".
-    std::vector<TunedRow> group_rows(const GroupKeyView& group);
-    std::vector<TunedRow> all_rows();
-    // Every group that has rows.
-    std::vector<ShapeKey> group_keys();
-    // All rows in one transaction, each replacing any row with its shape key.
+    // Rows of Key's operator table come back with origin "user:<path>".
+    template <class Key>
+    std::vector<TunedRowOf<Key>> group_rows(const Key& group);
+    template <class Key = ShapeKey>
+    std::vector<TunedRowOf<Key>> all_rows();
+    // Every group of Key's table that has rows.
+    template <class Key = ShapeKey>
+    std::vector<Key> group_keys();
+    // All rows in one transaction, each replacing any row with its key.
     void insert(std::span<const TunedRow> rows);
+    void insert(std::span<const PagedTunedRow> rows);
 
     const std::filesystem::path& path() const { return path_; }
     // Whether rows now live in memory only, and why (empty while the file is in use).
@@ -46,16 +50,20 @@ private:
     // Runs `select` under the lock (not at all while there is no file); an unusable database
     // falls back to memory (one warning).
     void read(const char* what, const std::function<void(sqlite::Database&)>& select);
-    std::vector<TunedRow> read_rows(const char* what,
-                                    const std::function<std::vector<TunedRow>(sqlite::Database&)>& select);
+    template <class Key>
+    void insert_rows(std::span<const TunedRowOf<Key>> rows);
     enum class State { absent, file, memory };
+    // Every table's rows, kept when the file is given up for memory.
+    struct AllRows {
+        std::vector<TunedRow> mqa_logits;
+        std::vector<PagedTunedRow> paged_mqa_logits;
+    };
 
     void open_existing_locked();
     void create_locked();
     void configure_locked(sqlite::Database& database);
     void fall_back_locked(const std::string& reason, bool keep_file_rows);
-    std::vector<TunedRow> copy_readable_rows_locked(std::string& note);
-    std::vector<TunedRow> with_origin(std::vector<TunedRow> rows) const;
+    AllRows copy_readable_rows_locked(std::string& note);
 
     mutable std::mutex mutex_;
     std::filesystem::path path_;

@@ -3,8 +3,8 @@
 // everything (codegen input, cache tag, log field, tuning-table value). Grammar: docs/variants.md.
 //
 //   <op><M>x<N>x<K>_bkv<B>_r<R>_w<W>[_lds<S>]
-//   op = wgmma (sm_90a), mma (sm_80+ mma.sync), mfma (gfx942/gfx950); pwgmma: paged_mqa_logits
-//   (decode) on sm_90a, where r is next_n and bkv the cache's tokens per block
+//   op = wgmma (sm_90a), mma (sm_80+ mma.sync), mfma (gfx942/gfx950): mqa_logits (prefill);
+//        pwgmma (sm_90a, "paged wgmma"): paged_mqa_logits (decode)
 
 #include <compare>
 #include <string>

@@ -5,11 +5,14 @@
 #include <cstdint>
 
 #include "codegen/families/sm80_mqa_logits/family.hpp"
+#include "codegen/families/sm90_paged_mqa_logits/family.hpp"
 #include "core/check.hpp"
 
 // Defined by the assembler wrapper around prebuilt_kernels.fatbin (cmake/EmbedFiles.cmake).
 extern "C" const char mqajit_prebuilt_fatbin[];
 extern "C" const std::uint64_t mqajit_prebuilt_fatbin_size;
+extern "C" const char mqajit_prebuilt_paged_fatbin[];
+extern "C" const std::uint64_t mqajit_prebuilt_paged_fatbin_size;
 
 namespace mqajit {
 
@@ -33,6 +36,30 @@ PrebuiltBaseline prebuilt_baseline(const Arch& arch, int heads, int head_dim) {
                 fmt::format("mqa_logits_baseline_sm90_h{}_d{}", heads, head_dim)};
     }
     return {baseline_variant(heads), mma_name};
+}
+
+std::span<const char> prebuilt_paged_fatbin() {
+    return {mqajit_prebuilt_paged_fatbin, static_cast<std::size_t>(mqajit_prebuilt_paged_fatbin_size)};
+}
+
+PrebuiltBaseline prebuilt_paged_baseline(const Arch& arch, const PagedProblemShape& shape) {
+    const bool hopper = arch.vendor == Vendor::nvidia && arch.number == 90 && arch.arch_specific;
+    MQAJIT_CHECK_KIND(unsupported, hopper, "paged_mqa_logits has kernels for sm_90a only; this device is {}", arch.name);
+    MQAJIT_CHECK_KIND(unsupported, prebuilt_has_sm90a(),
+                      "this build of mqajit has no sm_90a kernels (MQAJIT_CUDA_ARCHS lacks 90), so no pre-built "
+                      "paged_mqa_logits baseline; rebuild with 90 in MQAJIT_CUDA_ARCHS or let the JIT serve");
+    MQAJIT_CHECK_KIND(unsupported, (shape.heads == 32 || shape.heads == 64) &&
+                                       (shape.head_dim == 64 || shape.head_dim == 128) && shape.next_n >= 1 &&
+                                       shape.next_n <= 4,
+                      "the pre-built paged_mqa_logits baselines take heads 32 or 64, head_dim 64 or 128 and next_n "
+                      "1 to 4; got heads {}, head_dim {}, next_n {}",
+                      shape.heads, shape.head_dim, shape.next_n);
+    MQAJIT_CHECK_KIND(unsupported, shape.block_kv == 64,
+                      "the pre-built paged_mqa_logits baselines read 64-token cache blocks; this cache has {} tokens "
+                      "per block, which needs a JIT kernel (pwgmma..._bkv{}; MQAJIT_DISABLE_JIT must be off)",
+                      shape.block_kv, shape.block_kv);
+    return {paged_baseline_variant(shape.heads, shape.next_n),
+            fmt::format("paged_mqa_logits_baseline_h{}_d{}_n{}", shape.heads, shape.head_dim, shape.next_n)};
 }
 
 }  // namespace mqajit

@@ -2,6 +2,7 @@
 
 #include "mqajit/error.hpp"
 #include "mqajit/mqa_logits.hpp"
+#include "mqajit/paged_mqa_logits.hpp"
 #include "mqajit/status.hpp"
 #include "mqajit/tensor.hpp"
 #include "mqajit/version.hpp"

@@ -30,7 +30,14 @@ def _live_ordinal():
     return None
 
 
-def _shape(function_name, arch, cu_num, heads, head_dim, seq_len, seq_len_kv, clean_logits):
+_OPS = ("mqa_logits", "paged_mqa_logits")
+# Each operator's key columns besides arch, cu_num, heads, head_dim and clean_logits, and the
+# clean_logits its call defaults to (mqa_logits(): True; paged_mqa_logits(): False, what engines pass).
+_LENGTHS = {"mqa_logits": ("seq_len", "seq_len_kv"), "paged_mqa_logits": ("next_n", "block_kv", "batch")}
+_DEFAULT_CLEAN_LOGITS = {"mqa_logits": True, "paged_mqa_logits": False}
+
+
+def _device(function_name, arch, cu_num):
     if arch is None or cu_num is None:
         status = _mqajit.runtime_status()
         if not status["gpu_available"]:
@@ -42,20 +49,46 @@ def _shape(function_name, arch, cu_num, heads, head_dim, seq_len, seq_len_kv, cl
                              "so its cu_num cannot be taken from it; pass cu_num")
         arch = device["arch"] if arch is None else arch
         cu_num = device["cu_num"] if cu_num is None else cu_num
-    return dict(arch=arch, cu_num=cu_num, heads=heads, head_dim=head_dim, seq_len=seq_len, seq_len_kv=seq_len_kv,
-                clean_logits=bool(clean_logits))
+    return arch, cu_num
 
 
-def lookup(arch=None, cu_num=None, *, heads, head_dim, seq_len, seq_len_kv, clean_logits=True):
+def _query(function_name, op, arch, cu_num, heads, head_dim, clean_logits, keys):
+    """The binding to call and its keyword arguments for `op`'s table."""
+    if op not in _OPS:
+        raise ValueError(f"mqajit.{function_name}: op must be one of {', '.join(_OPS)}; got {op!r}")
+    wanted = _LENGTHS[op]
+    stray = [name for name, value in keys.items() if value is not None and name not in wanted]
+    if stray:
+        raise TypeError(f"mqajit.{function_name}: {', '.join(stray)} is not a key of the {op} table "
+                        f"(it takes {', '.join(wanted)})")
+    missing = [name for name in wanted if keys[name] is None]
+    if missing:
+        raise TypeError(f"mqajit.{function_name}: op={op!r} needs {', '.join(missing)}")
+    arch, cu_num = _device(function_name, arch, cu_num)
+    if clean_logits is None:
+        clean_logits = _DEFAULT_CLEAN_LOGITS[op]
+    arguments = dict(arch=arch, cu_num=cu_num, heads=heads, head_dim=head_dim, clean_logits=bool(clean_logits),
+                     **{name: keys[name] for name in wanted})
+    return op == "paged_mqa_logits", arguments
+
+
+def lookup(arch=None, cu_num=None, *, heads, head_dim, op="mqa_logits", seq_len=None, seq_len_kv=None,
+           next_n=None, block_kv=None, batch=None, clean_logits=None):
     """The tuned row that serves a shape, as a dict of the table's columns (plus 'origin'), or None
-    when the baseline kernel serves it. arch ("sm_90a", "gfx950") and cu_num (SMs or CUs) default
-    to the live device; with no GPU they must be given (else RuntimeError). clean_logits is the
-    call's mode, defaulting like mqa_logits()'s: the row that mqa_logits(..., clean_logits=X) runs."""
-    return _mqajit.lookup(**_shape("lookup", arch, cu_num, heads, head_dim, seq_len, seq_len_kv, clean_logits))
+    when the baseline kernel serves it. op picks the table: "mqa_logits" (prefill; seq_len and
+    seq_len_kv) or "paged_mqa_logits" (decode; next_n, block_kv and batch). arch ("sm_90a",
+    "gfx950") and cu_num (SMs or CUs) default to the live device; with no GPU they must be given
+    (else RuntimeError). clean_logits is the call's mode, defaulting like the op's call does
+    (mqa_logits(): True, paged_mqa_logits(): False): the row that call runs."""
+    paged, arguments = _query("lookup", op, arch, cu_num, heads, head_dim, clean_logits,
+                              dict(seq_len=seq_len, seq_len_kv=seq_len_kv, next_n=next_n, block_kv=block_kv,
+                                   batch=batch))
+    return (_mqajit.paged_lookup if paged else _mqajit.lookup)(**arguments)
 
 
 @dataclasses.dataclass(frozen=True)
 class Explanation:
+    op: str              # the table: "mqa_logits" or "paged_mqa_logits"
     shape: dict          # the key looked up, arch in canonical spelling
     kernel: str          # "baseline" or a variant name
     row: dict | None     # the row lookup() returns
@@ -66,13 +99,16 @@ class Explanation:
 
     def __str__(self):
         shape = " ".join(f"{column}={value}" for column, value in self.shape.items())
-        lines = [f"shape: {shape}", f"databases: system {self.system_db or '(none)'}, user {self.user_db}"]
+        lines = [f"{self.op}: {shape}", f"databases: system {self.system_db or '(none)'}, user {self.user_db}"]
         lines += [f"  {number}. {step}" for number, step in enumerate(self.steps, 1)]
         lines.append(self.kernel)
         return "\n".join(lines)
 
 
-def explain(arch=None, cu_num=None, *, heads, head_dim, seq_len, seq_len_kv, clean_logits=True):
+def explain(arch=None, cu_num=None, *, heads, head_dim, op="mqa_logits", seq_len=None, seq_len_kv=None,
+            next_n=None, block_kv=None, batch=None, clean_logits=None):
     """lookup() with its reasoning, as `mqajit db lookup` prints it (str() of the result)."""
-    return Explanation(**_mqajit.explain(**_shape("explain", arch, cu_num, heads, head_dim, seq_len, seq_len_kv,
-                                                  clean_logits)))
+    paged, arguments = _query("explain", op, arch, cu_num, heads, head_dim, clean_logits,
+                              dict(seq_len=seq_len, seq_len_kv=seq_len_kv, next_n=next_n, block_kv=block_kv,
+                                   batch=batch))
+    return Explanation(**(_mqajit.paged_explain if paged else _mqajit.explain)(**arguments))

@@ -12,6 +12,10 @@ EXPECTED = {
     "cu_starts": "an int32 CUDA tensor [S]",
     "cu_ends": "an int32 CUDA tensor [S]",
     "out": "a float32 CUDA tensor [S, N] (or None to allocate one)",
+    "kv_cache": "a uint8 CUDA tensor [num_blocks, block_kv, 1, D + 4] (keys, then their fp32 scales, per block)",
+    "context_lens": "an int32 CUDA tensor [B] or [B, next_n]",
+    "block_table": "an int32 CUDA tensor [B, max_blocks]",
+    "paged_out": "a float32 CUDA tensor [B * next_n, max_context_len] (or None to allocate one)",
 }
 
 # torch's dtype names -> the library's (mqajit::to_string(DType)); others pass through by name

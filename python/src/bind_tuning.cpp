@@ -1,5 +1,6 @@
-// lookup() and explain(): the tuning table's answer for a shape, as `mqajit db lookup` gives it.
-// Rows become dicts whose keys are the table's column names (ShapeKey::visit, TunedRow::visit_values).
+// lookup() and explain(): the tuning table's answer for a shape, as `mqajit db lookup` gives it,
+// for either operator's table (paged_lookup/paged_explain: paged_mqa_logits). Rows become dicts
+// whose keys are the table's column names (the key's columns, TunedRowOf::visit_values).
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -19,17 +20,29 @@ namespace {
 namespace py = pybind11;
 using namespace py::literals;
 
-ShapeKey shape_key(const std::string& arch, int cu_num, int heads, int head_dim, std::int64_t seq_len,
-                   std::int64_t seq_len_kv, bool clean_logits) {
-    ShapeKey key{.arch = Arch::parse(arch).name, .cu_num = cu_num, .heads = heads, .head_dim = head_dim,
-                 .clean_logits = clean_logits ? 1 : 0, .seq_len = seq_len, .seq_len_kv = seq_len_kv};
+template <class Key>
+Key checked(Key key) {
+    key.arch = Arch::parse(key.arch).name;
     const auto problem = key_problem(key);
     MQAJIT_CHECK(!problem, "{}; every size of a shape must be positive", problem.value_or(""));
     return key;
 }
 
+ShapeKey shape_key(const std::string& arch, int cu_num, int heads, int head_dim, std::int64_t seq_len,
+                   std::int64_t seq_len_kv, bool clean_logits) {
+    return checked(ShapeKey{.arch = arch, .cu_num = cu_num, .heads = heads, .head_dim = head_dim,
+                            .clean_logits = clean_logits ? 1 : 0, .seq_len = seq_len, .seq_len_kv = seq_len_kv});
+}
 
-py::dict shape_dict(const ShapeKey& key) {
+PagedShapeKey paged_key(const std::string& arch, int cu_num, int next_n, int heads, int head_dim, int block_kv,
+                        std::int64_t batch, bool clean_logits) {
+    return checked(PagedShapeKey{.arch = arch, .cu_num = cu_num, .next_n = next_n, .heads = heads,
+                                 .head_dim = head_dim, .block_kv = block_kv, .clean_logits = clean_logits ? 1 : 0,
+                                 .batch = batch});
+}
+
+template <class Key>
+py::dict shape_dict(const Key& key) {
     py::dict dict;
     key.visit([&](std::string_view column, const auto& value) {
         dict[py::str(column.data(), column.size())] = py::cast(value);
@@ -37,7 +50,8 @@ py::dict shape_dict(const ShapeKey& key) {
     return dict;
 }
 
-py::object row_object(const TunedRow* row) {
+template <class Key>
+py::object row_object(const TunedRowOf<Key>* row) {
     if (row == nullptr) return py::none();
     py::dict dict = shape_dict(row->key);
     row->visit_values([&](std::string_view column, const auto& value) {
@@ -47,23 +61,39 @@ py::object row_object(const TunedRow* row) {
     return dict;
 }
 
+template <class Key>
+py::dict explanation(const Key& key) {
+    const TuningDb& database = TuningDb::instance();
+    const LookupResultOf<Key> result = database.explain(key);
+    const TunedRowOf<Key>* row = result.row ? &*result.row : nullptr;
+    const auto system_db = database.system_db_path();
+    return py::dict("op"_a = std::string(Key::kOp.name), "shape"_a = shape_dict(key),
+                    "kernel"_a = row ? row->variant : std::string(kBackendBaseline), "row"_a = row_object(row),
+                    "steps"_a = result.steps, "fallbacks"_a = result.fallbacks,
+                    "system_db"_a = system_db ? py::object(py::str(system_db->string())) : py::object(py::none()),
+                    "user_db"_a = database.user_db_path().string());
+}
+
 py::object lookup(const std::string& arch, int cu_num, int heads, int head_dim, std::int64_t seq_len,
                   std::int64_t seq_len_kv, bool clean_logits) {
-    const ShapeKey key = shape_key(arch, cu_num, heads, head_dim, seq_len, seq_len_kv, clean_logits);
-    return row_object(TuningDb::instance().lookup(key));
+    return row_object(TuningDb::instance().lookup(shape_key(arch, cu_num, heads, head_dim, seq_len, seq_len_kv,
+                                                            clean_logits)));
 }
 
 py::dict explain(const std::string& arch, int cu_num, int heads, int head_dim, std::int64_t seq_len,
                  std::int64_t seq_len_kv, bool clean_logits) {
-    const ShapeKey key = shape_key(arch, cu_num, heads, head_dim, seq_len, seq_len_kv, clean_logits);
-    const TuningDb& database = TuningDb::instance();
-    const LookupResult result = database.explain(key);
-    const TunedRow* row = result.row ? &*result.row : nullptr;
-    const auto system_db = database.system_db_path();
-    return py::dict("shape"_a = shape_dict(key), "kernel"_a = row ? row->variant : std::string(kBackendBaseline),
-                    "row"_a = row_object(row), "steps"_a = result.steps, "fallbacks"_a = result.fallbacks,
-                    "system_db"_a = system_db ? py::object(py::str(system_db->string())) : py::object(py::none()),
-                    "user_db"_a = database.user_db_path().string());
+    return explanation(shape_key(arch, cu_num, heads, head_dim, seq_len, seq_len_kv, clean_logits));
+}
+
+py::object paged_lookup(const std::string& arch, int cu_num, int next_n, int heads, int head_dim, int block_kv,
+                        std::int64_t batch, bool clean_logits) {
+    return row_object(TuningDb::instance().lookup(paged_key(arch, cu_num, next_n, heads, head_dim, block_kv, batch,
+                                                            clean_logits)));
+}
+
+py::dict paged_explain(const std::string& arch, int cu_num, int next_n, int heads, int head_dim, int block_kv,
+                       std::int64_t batch, bool clean_logits) {
+    return explanation(paged_key(arch, cu_num, next_n, heads, head_dim, block_kv, batch, clean_logits));
 }
 
 }  // namespace
@@ -73,12 +103,18 @@ void bind_tuning(py::module_& module) {
                "The arch name as mqajit spells it (\"sm90a\" -> \"sm_90a\"); ValueError for an unknown arch.");
     module.def("lookup", &lookup, py::kw_only(), "arch"_a, "cu_num"_a, "heads"_a, "head_dim"_a, "seq_len"_a,
                "seq_len_kv"_a, "clean_logits"_a,
-               "The tuned row (a dict of the table's columns plus 'origin') that serves the shape in that "
-               "clean_logits mode, or None when the baseline kernel does.");
+               "The tuned mqa_logits row (a dict of the table's columns plus 'origin') that serves the shape in "
+               "that clean_logits mode, or None when the baseline kernel does.");
     module.def("explain", &explain, py::kw_only(), "arch"_a, "cu_num"_a, "heads"_a, "head_dim"_a, "seq_len"_a,
                "seq_len_kv"_a, "clean_logits"_a,
-               "The lookup with its reasoning: {'shape', 'kernel', 'row', 'steps', 'fallbacks', 'system_db', "
-               "'user_db'}.");
+               "The lookup with its reasoning: {'op', 'shape', 'kernel', 'row', 'steps', 'fallbacks', "
+               "'system_db', 'user_db'}.");
+    module.def("paged_lookup", &paged_lookup, py::kw_only(), "arch"_a, "cu_num"_a, "next_n"_a, "heads"_a,
+               "head_dim"_a, "block_kv"_a, "batch"_a, "clean_logits"_a,
+               "The tuned paged_mqa_logits row that serves the decode shape, or None for the baseline kernel.");
+    module.def("paged_explain", &paged_explain, py::kw_only(), "arch"_a, "cu_num"_a, "next_n"_a, "heads"_a,
+               "head_dim"_a, "block_kv"_a, "batch"_a, "clean_logits"_a,
+               "paged_lookup with its reasoning, like explain().");
 }
 
 }  // namespace mqajit::python

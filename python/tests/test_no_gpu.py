@@ -256,6 +256,50 @@ def test_lookup_spells_arch_canonically_and_rejects_bad_keys():
     expect_error(TypeError, lambda: mqajit.lookup("sm_90a", 132, 32, 128, 4096, 8192))
 
 
+PAGED_SHAPES = [
+    dict(op="paged_mqa_logits", arch="sm_90a", cu_num=132, next_n=2, heads=64, head_dim=128, block_kv=64, batch=32,
+         clean_logits=0),
+    dict(op="paged_mqa_logits", arch="sm_90a", cu_num=114, next_n=1, heads=32, head_dim=128, block_kv=64, batch=1,
+         clean_logits=1),
+]
+
+
+def test_paged_lookup_and_explain_give_the_cli_answer():
+    for shape in PAGED_SHAPES:
+        expected = cli_lookup(**shape)
+        explanation = mqajit.explain(**shape)
+        assert explanation.op == expected["op"] == "paged_mqa_logits"
+        assert explanation.shape == expected["shape"]
+        assert list(explanation.shape) == ["arch", "cu_num", "next_n", "heads", "head_dim", "block_kv",
+                                           "clean_logits", "batch"]
+        assert explanation.kernel == expected["kernel"]
+        assert explanation.row == expected["row"]
+        assert explanation.steps == expected["steps"] and explanation.steps
+        assert explanation.fallbacks == expected["fallbacks"]
+        assert mqajit.lookup(**shape) == explanation.row
+        assert str(explanation).startswith("paged_mqa_logits: arch=sm_90a")
+
+
+def test_paged_lookup_takes_its_own_keys_and_defaults_to_what_engines_call():
+    shape = dict(op="paged_mqa_logits", arch="sm_90a", cu_num=132, next_n=1, heads=64, head_dim=128, block_kv=64,
+                 batch=8)
+    # paged_mqa_logits() defaults to clean_logits=False, mqa_logits() to True: each lookup defaults like its call.
+    assert mqajit.explain(**shape).shape["clean_logits"] == 0
+    assert mqajit.explain(**shape, clean_logits=True).shape["clean_logits"] == 1
+    # No decode row is shipped tuned yet: the baseline, with the group named.
+    explanation = mqajit.explain(**shape)
+    if explanation.row is None:
+        assert explanation.kernel == "baseline"
+        assert explanation.steps[0].startswith("no tuned rows for group arch=sm_90a cu_num=132 next_n=1 heads=64")
+    expect_error(TypeError, lambda: mqajit.lookup(**{**shape, "seq_len": 4}), "seq_len is not a key of the "
+                 "paged_mqa_logits table")
+    expect_error(TypeError, lambda: mqajit.lookup(**{k: v for k, v in shape.items() if k != "batch"}), "needs batch")
+    expect_error(TypeError, lambda: mqajit.lookup(arch="sm_90a", cu_num=132, heads=64, head_dim=128, seq_len=1,
+                                                  seq_len_kv=1, batch=2), "batch is not a key of the mqa_logits table")
+    expect_error(ValueError, lambda: mqajit.lookup(**{**shape, "op": "decode"}), "op must be one of")
+    expect_error(ValueError, lambda: mqajit.lookup(**{**shape, "next_n": 0}), "next_n is 0")
+
+
 def test_installed_package_imports_from_its_prefix_alone():
     build_dir, cmake = os.environ.get("MQAJIT_BUILD_DIR"), os.environ.get("MQAJIT_CMAKE_COMMAND")
     if not build_dir or not cmake:

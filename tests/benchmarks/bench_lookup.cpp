@@ -1,5 +1,6 @@
 // The per-call cost of TuningDb::lookup once a group is loaded (target: well under 1 us), from one
-// and from several threads, next to the one-time cost of loading a group from SQLite.
+// and from several threads, for the prefill table (two lengths) and the decode table (the batch),
+// next to the one-time cost of loading a group from SQLite.
 
 #include <benchmark/benchmark.h>
 #include <unistd.h>
@@ -12,12 +13,21 @@
 
 namespace {
 
+using mqajit::PagedShapeKey;
+using mqajit::PagedTunedRow;
 using mqajit::ShapeKey;
 using mqajit::TunedRow;
 using mqajit::TuningDb;
 
 constexpr std::int64_t kSeqLens[] = {256, 1024, 2048, 4096, 8192};
 constexpr std::int64_t kSeqLensKv[] = {4096, 8192, 16384, 32768, 49152, 60000};
+// The shipped decode shapes' batches (tuning_db/configs/model_configs/paged_mqa_logits_untuned_*.csv).
+constexpr std::int64_t kBatches[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048};
+
+PagedShapeKey decode_shape(std::int64_t batch) {
+    return {.arch = "sm_90a", .cu_num = 132, .next_n = 2, .heads = 64, .head_dim = 128, .block_kv = 64,
+            .clean_logits = 0, .batch = batch};
+}
 
 // A user database in a temp folder holding a GLM-5-sized group (30 rows), removed at exit.
 struct BenchDatabase {
@@ -40,6 +50,16 @@ struct BenchDatabase {
             }
         }
         db.insert(rows);
+        std::vector<PagedTunedRow> decode_rows;
+        for (std::int64_t batch : kBatches) {
+            PagedTunedRow row;
+            row.key = decode_shape(batch);
+            row.backend = "jit";
+            row.variant = "pwgmma64x128x32_bkv64_r2_w2_lds4";
+            row.us = 1.0;
+            decode_rows.push_back(row);
+        }
+        db.insert(decode_rows);
     }
     ~BenchDatabase() {
         std::error_code ignored;
@@ -61,9 +81,9 @@ std::vector<ShapeKey> query_shapes(int heads) {
     return shapes;
 }
 
-void BM_lookup_loaded_group(benchmark::State& state) {
-    static TuningDb db(std::nullopt, bench_database().user_db);
-    const auto shapes = query_shapes(32);
+// Looks the shapes up in turn, each a loaded group's (the first lookup loads it).
+template <class Key>
+void time_loaded_lookups(benchmark::State& state, const TuningDb& db, const std::vector<Key>& shapes) {
     if (db.lookup(shapes.front()) == nullptr) state.SkipWithError("the benchmark group did not load");
     std::size_t next = 0;
     for (auto _ : state) {
@@ -72,7 +92,20 @@ void BM_lookup_loaded_group(benchmark::State& state) {
     }
     state.SetItemsProcessed(state.iterations());
 }
+
+void BM_lookup_loaded_group(benchmark::State& state) {
+    static TuningDb db(std::nullopt, bench_database().user_db);
+    time_loaded_lookups(state, db, query_shapes(32));
+}
 BENCHMARK(BM_lookup_loaded_group)->ThreadRange(1, 4)->UseRealTime();
+
+void BM_paged_lookup_loaded_group(benchmark::State& state) {
+    static TuningDb db(std::nullopt, bench_database().user_db);
+    std::vector<PagedShapeKey> shapes;
+    for (std::int64_t batch = 1; batch <= 5000; batch = batch * 3 + 1) shapes.push_back(decode_shape(batch));
+    time_loaded_lookups(state, db, shapes);
+}
+BENCHMARK(BM_paged_lookup_loaded_group)->ThreadRange(1, 4)->UseRealTime();
 
 void BM_lookup_untuned_group(benchmark::State& state) {
     static TuningDb db(std::nullopt, bench_database().user_db);

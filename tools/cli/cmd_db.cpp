@@ -1,5 +1,6 @@
-// `mqajit db ...`: look up, list, import, export and check tuned rows, and build the system
-// database. Exit codes: 0 ok, 1 a check failed (or rows were skipped or not saved), 2 bad usage.
+// `mqajit db ...`: look up, list, import, export and check tuned rows of either operator's table
+// (`--op mqa_logits`, the default, or `--op paged_mqa_logits`), and build the system database.
+// Exit codes: 0 ok, 1 a check failed (or rows were skipped or not saved), 2 bad usage.
 
 #include <algorithm>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/check.hpp"
@@ -31,12 +33,16 @@ namespace {
 struct DbOptions {
     std::string user_db;    // --db
     std::string system_db;  // --system-db
+    std::string op;         // --op; empty: mqa_logits, or for named CSVs the operator their names say
     bool json = false;
     // lookup
     std::string arch;
     int cu_num = 0, heads = 0, head_dim = 0;
     int clean_logits = 0;  // NOTES: the callers' mode (vLLM and SGLang pass clean_logits=False)
-    std::int64_t seq_len = 0, seq_len_kv = 0;
+    std::int64_t seq_len = 0, seq_len_kv = 0;  // mqa_logits
+    int next_n = 0, block_kv = 0;              // paged_mqa_logits
+    std::int64_t batch = 0;
+    std::vector<std::string> given;  // the lookup's key options given on the command line
     // list / export
     bool user_only = false;
     // import / export
@@ -45,6 +51,18 @@ struct DbOptions {
     std::vector<std::string> files;
     std::string out;
 };
+
+// Runs f(std::type_identity<Key>{}) for the table `op` names.
+template <class F>
+decltype(auto) with_table(std::string_view op, F&& f) {
+    if (op == PagedShapeKey::kOp.name) return f(std::type_identity<PagedShapeKey>{});
+    return f(std::type_identity<ShapeKey>{});
+}
+
+// The operator of a named CSV: --op when given, else the one its file name says.
+std::string_view op_of_file(const DbOptions& options, const std::filesystem::path& file) {
+    return options.op.empty() ? tuning::config_file_op(file) : std::string_view(options.op);
+}
 
 TuningDb open_database(const DbOptions& options) {
     const std::filesystem::path user =
@@ -58,22 +76,52 @@ TuningDb open_database(const DbOptions& options) {
 
 void print_json(const tuning::Json& value) { std::cout << value.dump(2) << '\n'; }
 
-std::string kernel_name(const TunedRow* row) { return row ? row->variant : std::string(kBackendBaseline); }
+template <class Row>
+std::string kernel_name(const Row* row) {
+    return row ? row->variant : std::string(kBackendBaseline);
+}
 
+// The key `db lookup` asks for, from the options its operator takes; refuses the other's.
+template <class Key>
+Key lookup_key(const DbOptions& options) {
+    const std::vector<std::string> wanted = std::is_same_v<Key, ShapeKey>
+                                                ? std::vector<std::string>{"--seq-len", "--seq-len-kv"}
+                                                : std::vector<std::string>{"--next-n", "--block-kv", "--batch"};
+    for (const std::string& flag : options.given) {
+        MQAJIT_CHECK(std::ranges::find(wanted, flag) != wanted.end(),
+                     "{} is not a key of the {} table; its lookup takes {}", flag, Key::kOp.name, fmt::join(wanted, ", "));
+    }
+    for (const std::string& flag : wanted) {
+        MQAJIT_CHECK(std::ranges::find(options.given, flag) != options.given.end(),
+                     "a {} lookup needs {} (it takes {})", Key::kOp.name, flag, fmt::join(wanted, ", "));
+    }
+    Key key;
+    if constexpr (std::is_same_v<Key, ShapeKey>) {
+        key = {.cu_num = options.cu_num, .heads = options.heads, .head_dim = options.head_dim,
+               .clean_logits = options.clean_logits, .seq_len = options.seq_len, .seq_len_kv = options.seq_len_kv};
+    } else {
+        key = {.cu_num = options.cu_num, .next_n = options.next_n, .heads = options.heads,
+               .head_dim = options.head_dim, .block_kv = options.block_kv, .clean_logits = options.clean_logits,
+               .batch = options.batch};
+    }
+    key.arch = options.arch;
+    if (key.arch.empty() && settings().arch_override) key.arch = *settings().arch_override;
+    MQAJIT_CHECK(!key.arch.empty(), "no arch given; pass --arch (e.g. --arch gfx950) or set MQAJIT_ARCH");
+    key.arch = Arch::parse(key.arch).name;
+    const auto problem = key_problem(key);
+    MQAJIT_CHECK(!problem, "{}; got {}", problem.value_or(""), to_string(key));
+    return key;
+}
+
+template <class Key>
 void run_lookup(const DbOptions& options) {
-    ShapeKey shape{.arch = options.arch, .cu_num = options.cu_num, .heads = options.heads,
-                   .head_dim = options.head_dim, .clean_logits = options.clean_logits, .seq_len = options.seq_len,
-                   .seq_len_kv = options.seq_len_kv};
-    if (shape.arch.empty() && settings().arch_override) shape.arch = *settings().arch_override;
-    MQAJIT_CHECK(!shape.arch.empty(), "no arch given; pass --arch (e.g. --arch gfx950) or set MQAJIT_ARCH");
-    shape.arch = Arch::parse(shape.arch).name;
-    const auto problem = key_problem(shape);
-    MQAJIT_CHECK(!problem, "{}; got {}", problem.value_or(""), to_string(shape));
+    const Key shape = lookup_key<Key>(options);
     const TuningDb database = open_database(options);
-    const LookupResult result = database.explain(shape);
-    const TunedRow* row = result.row ? &*result.row : nullptr;
+    const LookupResultOf<Key> result = database.explain(shape);
+    const TunedRowOf<Key>* row = result.row ? &*result.row : nullptr;
     if (options.json) {
-        print_json({{"shape", tuning::to_json(shape)},
+        print_json({{"op", Key::kOp.name},
+                    {"shape", tuning::to_json(shape)},
                     {"kernel", kernel_name(row)},
                     {"row", row ? tuning::to_json(*row) : tuning::Json(nullptr)},
                     {"steps", result.steps},
@@ -82,7 +130,7 @@ void run_lookup(const DbOptions& options) {
                     {"user_db", database.user_db_path().string()}});
         return;
     }
-    fmt::print("shape: {}\n", to_string(shape));
+    fmt::print("{}: {}\n", Key::kOp.name, to_string(shape));
     fmt::print("databases: system {}, user {}\n",
                database.system_db_path() ? database.system_db_path()->string() : "(none)",
                database.user_db_path().string());
@@ -90,15 +138,14 @@ void run_lookup(const DbOptions& options) {
     fmt::print("{}\n", kernel_name(row));
 }
 
-void print_table(const std::vector<TunedRow>& rows) {
+template <class Key>
+void print_table(const std::vector<TunedRowOf<Key>>& rows) {
     std::vector<std::vector<std::string>> cells;
     std::vector<std::string> header;
-    auto add_header = [&](std::string_view column, const auto&) { header.emplace_back(tuning::csv_column_name(column)); };
-    const TunedRow blank;
-    blank.key.visit(add_header);
+    Key{}.visit([&](std::string_view column, const auto&) { header.emplace_back(tuning::csv_column_name(column)); });
     header.insert(header.end(), {"backend", "variant", "us", "origin"});
     cells.push_back(header);
-    for (const TunedRow& row : rows) {
+    for (const auto& row : rows) {
         std::vector<std::string> line;
         row.key.visit([&](std::string_view, const auto& value) { line.push_back(fmt::format("{}", value)); });
         line.insert(line.end(), {row.backend, row.variant, fmt::format("{}", row.us), row.origin});
@@ -115,25 +162,27 @@ void print_table(const std::vector<TunedRow>& rows) {
     }
 }
 
-std::vector<TunedRow> selected_rows(const TuningDb& database, const DbOptions& options) {
-    auto rows = options.user_only ? database.user_rows() : database.rows();
+template <class Key>
+std::vector<TunedRowOf<Key>> selected_rows(const TuningDb& database, const DbOptions& options) {
+    auto rows = options.user_only ? database.user_rows<Key>() : database.rows<Key>();
     if (!options.arch.empty()) {
         const std::string arch = Arch::parse(options.arch).name;
-        std::erase_if(rows, [&](const TunedRow& row) { return row.key.arch != arch; });
+        std::erase_if(rows, [&](const TunedRowOf<Key>& row) { return row.key.arch != arch; });
     }
     return rows;
 }
 
+template <class Key>
 void run_list(const DbOptions& options) {
     const TuningDb database = open_database(options);
-    const auto rows = selected_rows(database, options);
+    const auto rows = selected_rows<Key>(database, options);
     if (options.json) {
         tuning::Json array = tuning::Json::array();
-        for (const TunedRow& row : rows) array.push_back(tuning::to_json(row));
+        for (const auto& row : rows) array.push_back(tuning::to_json(row));
         print_json(array);
         return;
     }
-    print_table(rows);
+    print_table<Key>(rows);
     fmt::print("{} row(s)\n", rows.size());
 }
 
@@ -147,10 +196,12 @@ tuning::Json problems_json(const std::vector<tuning::RowProblem>& problems) {
     return array;
 }
 
-tuning::Json collisions_json(const std::vector<tuning::Collision>& collisions) {
+template <class Key>
+tuning::Json collisions_json(const std::vector<tuning::CollisionOf<Key>>& collisions) {
     tuning::Json array = tuning::Json::array();
     for (const auto& collision : collisions) {
-        array.push_back({{"key", tuning::to_json(collision.key)},
+        array.push_back({{"op", Key::kOp.name},
+                         {"key", tuning::to_json(collision.key)},
                          {"kept", {{"place", collision.kept.origin}, {"choice", collision.kept.choice()}}},
                          {"dropped", {{"place", collision.dropped.origin}, {"choice", collision.dropped.choice()}}},
                          {"message", collision.message()}});
@@ -158,14 +209,16 @@ tuning::Json collisions_json(const std::vector<tuning::Collision>& collisions) {
     return array;
 }
 
+template <class Key>
 int run_import(const DbOptions& options) {
-    tuning::ConfigRows loaded = tuning::merge_tables({tuning::read_csv_file(options.file)});
+    tuning::ConfigRowsOf<Key> loaded = tuning::merge_tables<Key>({tuning::read_csv_file<Key>(options.file)});
     tuning::drop_unrunnable(loaded.rows, loaded.problems);
     TuningDb database = open_database(options);
     database.insert(loaded.rows);
     const bool saved = !database.user_db_in_memory();
     if (options.json) {
-        print_json({{"file", options.file},
+        print_json({{"op", Key::kOp.name},
+                    {"file", options.file},
                     {"user_db", database.user_db_path().string()},
                     {"imported", saved ? loaded.rows.size() : 0},
                     {"skipped", problems_json(loaded.problems)},
@@ -174,8 +227,9 @@ int run_import(const DbOptions& options) {
         report_problems(loaded.problems);
         for (const auto& collision : loaded.collisions) fmt::print(stderr, "collision: {}\n", collision.message());
         if (saved) {
-            fmt::print("imported {} row(s) from {} into {}; skipped {} row(s), malformed or not runnable on their arch\n", loaded.rows.size(),
-                       options.file, database.user_db_path().string(), loaded.problems.size());
+            fmt::print("imported {} row(s) from {} into {} ({}); skipped {} row(s), malformed or not runnable on "
+                       "their arch\n", loaded.rows.size(), options.file, database.user_db_path().string(),
+                       Key::kOp.name, loaded.problems.size());
         }
     }
     if (!saved) {
@@ -186,9 +240,10 @@ int run_import(const DbOptions& options) {
     return loaded.problems.empty() ? kOk : kCheckFailed;
 }
 
+template <class Key>
 void run_export(const DbOptions& options) {
     const TuningDb database = open_database(options);
-    const auto rows = selected_rows(database, options);
+    const auto rows = selected_rows<Key>(database, options);
     if (options.file == "-") {
         tuning::write_csv(std::cout, rows);
         return;
@@ -197,41 +252,77 @@ void run_export(const DbOptions& options) {
     fmt::print("wrote {} row(s) to {}\n", rows.size(), options.file);
 }
 
-int run_check(const DbOptions& options) {
-    std::vector<std::filesystem::path> files(options.files.begin(), options.files.end());
-    const bool defaults = files.empty();
+// What `db check` found over the tables it checked.
+struct CheckSummary {
+    std::vector<std::string> files;
+    std::size_t num_rows = 0;
+    std::vector<tuning::RowProblem> problems;
+    tuning::Json collisions = tuning::Json::array();
+    std::vector<std::string> collision_messages;
+
+    bool ok() const { return problems.empty() && collision_messages.empty(); }
+};
+
+// Checks Key's CSVs among `files` (all of them with --op, else those whose names say Key's
+// operator) or, with no files, Key's shipped CSVs and user rows.
+template <class Key>
+void check_table(const DbOptions& options, const std::vector<std::filesystem::path>& named, CheckSummary& summary) {
+    std::vector<std::filesystem::path> files;
+    for (const auto& file : named)
+        if (op_of_file(options, file) == Key::kOp.name) files.push_back(file);
+    const bool defaults = named.empty();
     if (defaults) {
         const auto configs = tuning::locate_configs_dir();
         MQAJIT_CHECK_KIND(not_found, configs.has_value(), "the shipped tuning CSVs were not found; name the files "
                           "to check: mqajit db check FILE.csv ...");
-        files = tuning::shipped_config_files(*configs);
+        files = tuning::shipped_config_files<Key>(*configs);
     }
-    tuning::CheckReport report = tuning::check_config_files(files);
-    if (defaults) tuning::check_rows(open_database(options).user_rows(), report);
+    if (!defaults && files.empty()) return;
+    tuning::CheckReportOf<Key> report = tuning::check_config_files<Key>(files);
+    if (defaults) tuning::check_rows(open_database(options).user_rows<Key>(), report);
+    for (const auto& file : report.files) summary.files.push_back(file.string());
+    summary.num_rows += report.num_rows;
+    summary.problems.insert(summary.problems.end(), report.problems.begin(), report.problems.end());
+    for (const auto& item : collisions_json(report.collisions)) summary.collisions.push_back(item);
+    for (const auto& collision : report.collisions) summary.collision_messages.push_back(collision.message());
+}
+
+int run_check(const DbOptions& options) {
+    const std::vector<std::filesystem::path> files(options.files.begin(), options.files.end());
+    CheckSummary summary;
+    for_each_table_key([&]<class Key>(std::type_identity<Key>) {
+        if (options.op.empty() || options.op == Key::kOp.name) check_table<Key>(options, files, summary);
+    });
     if (options.json) {
-        std::vector<std::string> names;
-        for (const auto& file : report.files) names.push_back(file.string());
-        print_json({{"ok", report.ok()},
-                    {"files", names},
-                    {"rows", report.num_rows},
-                    {"problems", problems_json(report.problems)},
-                    {"collisions", collisions_json(report.collisions)}});
+        print_json({{"ok", summary.ok()},
+                    {"files", summary.files},
+                    {"rows", summary.num_rows},
+                    {"problems", problems_json(summary.problems)},
+                    {"collisions", summary.collisions}});
     } else {
-        for (const auto& file : report.files) fmt::print("checked {}\n", file.string());
-        for (const auto& problem : report.problems) fmt::print("{}: {}\n", problem.place, problem.message);
-        for (const auto& collision : report.collisions) fmt::print("collision: {}\n", collision.message());
-        fmt::print("{}: {} row(s), {} malformed, {} collision(s)\n", report.ok() ? "ok" : "FAILED", report.num_rows,
-                   report.problems.size(), report.collisions.size());
+        for (const auto& file : summary.files) fmt::print("checked {}\n", file);
+        for (const auto& problem : summary.problems) fmt::print("{}: {}\n", problem.place, problem.message);
+        for (const auto& message : summary.collision_messages) fmt::print("collision: {}\n", message);
+        fmt::print("{}: {} row(s), {} malformed, {} collision(s)\n", summary.ok() ? "ok" : "FAILED", summary.num_rows,
+                   summary.problems.size(), summary.collision_messages.size());
     }
-    return report.ok() ? kOk : kCheckFailed;
+    return summary.ok() ? kOk : kCheckFailed;
 }
 
 void run_build_system(const DbOptions& options) {
     const std::vector<std::filesystem::path> files(options.files.begin(), options.files.end());
-    const tuning::ConfigRows built = tuning::build_system_db(options.out, files);
-    for (const auto& problem : built.problems) log().warn("{}: {}", problem.place, problem.message);
-    for (const auto& collision : built.collisions) log().warn("collision: {}", collision.message());
-    fmt::print("wrote {} row(s) from {} file(s) to {}\n", built.rows.size(), built.files.size(), options.out);
+    const tuning::SystemDbBuild built = tuning::build_system_db(options.out, files);
+    std::vector<std::string> counts;
+    std::size_t num_rows = 0;
+    for_each_table_key([&]<class Key>(std::type_identity<Key>) {
+        const auto& loaded = built.of<Key>();
+        for (const auto& problem : loaded.problems) log().warn("{}: {}", problem.place, problem.message);
+        for (const auto& collision : loaded.collisions) log().warn("collision: {}", collision.message());
+        counts.push_back(fmt::format("{} {}", Key::kOp.name, loaded.rows.size()));
+        num_rows += loaded.rows.size();
+    });
+    fmt::print("wrote {} row(s) from {} file(s) to {} ({})\n", num_rows, files.size(), options.out,
+               fmt::join(counts, ", "));
 }
 
 }  // namespace
@@ -245,47 +336,75 @@ void add_db_command(CLI::App& app, CommandContext& context) {
                    "System tuning database (default: MQAJIT_SYSTEM_DB, else the installed or built one)");
 
     auto add_json = [&](CLI::App* command) { command->add_flag("--json", options->json, "Print JSON"); };
+    auto add_op = [&](CLI::App* command, const std::string& what) {
+        command->add_option("--op", options->op, "The operator's table: mqa_logits (prefill) or paged_mqa_logits "
+                                                 "(decode); default " + what)
+            ->check(CLI::IsMember({std::string(ShapeKey::kOp.name), std::string(PagedShapeKey::kOp.name)}));
+    };
 
     CLI::App* lookup = db->add_subcommand("lookup", "Which tuned row serves a shape, and each step of the rule");
+    add_op(lookup, "mqa_logits");
     lookup->add_option("--arch", options->arch, "GPU arch, e.g. sm_90a or gfx950 (default: MQAJIT_ARCH)");
     lookup->add_option("--cu-num", options->cu_num, "SMs or CUs of the device")->required();
     lookup->add_option("--heads", options->heads, "Query heads H")->required();
     lookup->add_option("--head-dim", options->head_dim, "Head dimension D")->required();
-    lookup->add_option("--seq-len", options->seq_len, "Query rows S")->required();
-    lookup->add_option("--seq-len-kv", options->seq_len_kv, "KV rows N")->required();
+    std::vector<CLI::Option*> key_options = {
+        lookup->add_option("--seq-len", options->seq_len, "mqa_logits: query rows S"),
+        lookup->add_option("--seq-len-kv", options->seq_len_kv, "mqa_logits: KV rows N"),
+        lookup->add_option("--next-n", options->next_n, "paged_mqa_logits: query tokens per request, 1 to 4"),
+        lookup->add_option("--block-kv", options->block_kv, "paged_mqa_logits: tokens per KV-cache block"),
+        lookup->add_option("--batch", options->batch, "paged_mqa_logits: requests B")};
     lookup->add_option("--clean-logits", options->clean_logits,
                        "The call's mode: 1 writes -inf outside the windows, 0 does not (default 0, what engines call)")
         ->check(CLI::IsMember({0, 1}));
     add_json(lookup);
-    lookup->callback([options] { run_lookup(*options); });
+    lookup->callback([options, key_options] {
+        for (const CLI::Option* option : key_options)
+            if (option->count() > 0) options->given.push_back(option->get_name());
+        with_table(options->op, [&]<class Key>(std::type_identity<Key>) { run_lookup<Key>(*options); });
+    });
 
     CLI::App* list = db->add_subcommand("list", "List tuned rows (user rows replace system rows of the same key)");
+    add_op(list, "mqa_logits");
     list->add_option("--arch", options->arch, "Only rows of this arch");
     list->add_flag("--user-only", options->user_only, "Only rows of the user database");
     add_json(list);
-    list->callback([options] { run_list(*options); });
+    list->callback([options] {
+        with_table(options->op, [&]<class Key>(std::type_identity<Key>) { run_list<Key>(*options); });
+    });
 
     CLI::App* import = db->add_subcommand(
         "import", "Import a CSV into the user database; a malformed row, or one whose variant cannot run on its "
                   "arch, is skipped and makes it exit 1 (the others are imported)");
+    add_op(import, "the one the file's name says (paged_mqa_logits*.csv: paged_mqa_logits, else mqa_logits)");
     import->add_option("file", options->file, "CSV file")->required()->check(CLI::ExistingFile);
     add_json(import);
-    import->callback([options, &context] { context.exit_code = run_import(*options); });
+    import->callback([options, &context] {
+        context.exit_code = with_table(op_of_file(*options, options->file), [&]<class Key>(std::type_identity<Key>) {
+            return run_import<Key>(*options);
+        });
+    });
 
     CLI::App* exporter = db->add_subcommand("export", "Write tuned rows (user and system merged) to a CSV");
+    add_op(exporter, "mqa_logits");
     exporter->add_option("file", options->file, "CSV file to write, or - for standard output")->required();
     exporter->add_flag("--user-only", options->user_only, "Only rows of the user database");
-    exporter->callback([options] { run_export(*options); });
+    exporter->callback([options] {
+        with_table(options->op, [&]<class Key>(std::type_identity<Key>) { run_export<Key>(*options); });
+    });
 
     CLI::App* check = db->add_subcommand(
         "check", "Check CSVs for malformed rows, variants that cannot run on their arch, and collisions; exits 1 "
                  "on any problem");
+    add_op(check, "both tables (a named file: the one its name says)");
     check->add_option("files", options->files, "CSV files (default: the shipped CSVs plus the user database)")
         ->check(CLI::ExistingFile);
     add_json(check);
     check->callback([options, &context] { context.exit_code = run_check(*options); });
 
-    CLI::App* build = db->add_subcommand("build-system", "Build the read-only system database from CSVs");
+    CLI::App* build = db->add_subcommand(
+        "build-system", "Build the read-only system database from CSVs (paged_mqa_logits*.csv go to the decode table, "
+                        "the others to the prefill table)");
     build->add_option("--out", options->out, "Database file to write")->required();
     build->add_option("csv", options->files, "CSV files (a later file in sorted path order wins a collision)")
         ->required()

@@ -14,8 +14,6 @@
 namespace mqajit::tools {
 namespace {
 
-ShapeKey group_of(const ShapeKey& key) { return GroupKeyView::of(key).key(); }
-
 std::string describe(const ShapeKey& group) {
     return fmt::format("--arch {} --cu-num {} --heads {} --head-dim {} --clean-logits {}", group.arch, group.cu_num,
                        group.heads, group.head_dim, group.clean_logits);

@@ -86,10 +86,10 @@ public:
 
     Support fits(const Variant& v, const PagedProblemShape& shape) const override {
         if (v.rows != shape.next_n) {
-            return {false, fmt::format("{} computes next_n = {}; the call has next_n = {}", v.name(), v.rows, shape.next_n)};
+            return {false, fmt::format("r={} must equal the call's next_n, {}", v.rows, shape.next_n)};
         }
         if (v.bkv != shape.block_kv) {
-            return {false, fmt::format("{} reads {}-token cache blocks; the cache has {} tokens per block", v.name(), v.bkv,
+            return {false, fmt::format("bkv={} must equal the cache's block_kv, {} (one cache block per stage)", v.bkv,
                                        shape.block_kv)};
         }
         return {true, {}};
@@ -110,7 +110,8 @@ public:
         plan.add_tensor_map(q_tensor_map(shape, params), offsetof(PagedMqaLogitsParams, tma_q));
         plan.add_tensor_map(keys_tensor_map(shape, params), offsetof(PagedMqaLogitsParams, tma_keys));
         plan.add_tensor_map(scales_tensor_map(shape, params), offsetof(PagedMqaLogitsParams, tma_scales));
-        plan.config.grid_x = static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(blocks_bound, device.multiprocessors)));
+        const int sms = shape.num_sms > 0 ? std::min(shape.num_sms, device.multiprocessors) : device.multiprocessors;
+        plan.config.grid_x = static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(blocks_bound, sms)));
         plan.config.block_x = static_cast<unsigned>((v.warps + 1) * 128);
         plan.config.dynamic_shared_bytes = smem;
         return plan;

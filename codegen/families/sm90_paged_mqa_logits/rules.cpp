@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "codegen/families/sm90_paged_mqa_logits/family.hpp"
+#include "codegen/families/sm90_paged_mqa_logits/rules.hpp"
 
 namespace mqajit::variant_rules {
 namespace {
@@ -40,18 +41,26 @@ public:
     }
 
     Support check(const Arch& arch, int heads, int head_dim, const Variant& v) const override {
-        if (!runs_wgmma(arch)) return unsupported("pwgmma needs sm_90a; this device is {}", arch.name);
+        if (!runs_wgmma(arch))
+            return unsupported("paged_mqa_logits kernels (pwgmma) need sm_90a; this device is {}", arch.name);
+        if (v.op != MatrixOp::pwgmma) {
+            return unsupported("paged_mqa_logits runs pwgmma variants; {} is an mqa_logits ({}) kernel", v.name(),
+                               to_string(v.op));
+        }
         if (Support size = check_problem_size("pwgmma", heads, {32, 64}, head_dim, {64, 128}); !size) return size;
         if (v.m != 64 || v.k != 32) return unsupported("pwgmma runs the fp8 shape 64x<N>x32; got M={} K={}", v.m, v.k);
-        if (v.rows < 1 || v.rows > 4) return unsupported("r (next_n, query tokens per request) must be 1..4; got {}", v.rows);
+        if (v.rows < 1 || v.rows > 4) return unsupported("r (tokens per request, next_n) must be 1 to 4; got {}", v.rows);
         if (v.n != v.rows * heads) {
             return unsupported("N={} must equal r x heads = {} x {} = {}", v.n, v.rows, heads, v.rows * heads);
         }
-        if (v.n % 32 != 0 || v.n > 256) return unsupported("N={} must be a multiple of 32 up to 256", v.n);
-        if (!contains({64, 128}, v.bkv)) return unsupported("bkv (the cache's tokens per block) must be 64 or 128; got {}", v.bkv);
+        if (v.n < 32 || v.n > 256 || v.n % 32 != 0)
+            return unsupported("N={} must be a multiple of 32 from 32 to 256 (the wgmma N of all tokens and heads)", v.n);
+        if (!contains({64, 128}, v.bkv))
+            return unsupported("bkv (the cache's tokens per block, keys per stage) must be 64 or 128; got {}", v.bkv);
         // NOTES: three math warpgroups (512 threads) compile for 128 registers a thread and ptxas
         // spills (88 B at every next_n, CUDA 13.0), register reallocation notwithstanding.
         if (v.warps < 1 || v.warps > 2) return unsupported("w (math warpgroups) must be 1 or 2; got {}", v.warps);
+        if (v.stages == 0) return unsupported("pwgmma needs _lds<S> (pipeline stages, 2..16)");
         if (v.stages < 2 || v.stages > 16) return unsupported("lds (pipeline stages) must be 2..16; got {}", v.stages);
         if (v.stages % v.warps != 0) {
             return unsupported("lds={} must be a multiple of w={}: each stage always serves the same warpgroup", v.stages,
@@ -59,8 +68,8 @@ public:
         }
         const int accumulators = v.bkv / 64 * v.n / 2;
         if (accumulators > kMaxAccumulatorRegisters) {
-            return unsupported("{} accumulator registers per thread exceed {}; lower bkv or r", accumulators,
-                               kMaxAccumulatorRegisters);
+            return unsupported("accumulators take (bkv/64) x N/2 = {} registers per thread, over the {} limit; lower "
+                               "bkv", accumulators, kMaxAccumulatorRegisters);
         }
         if (paged_registers_needed(v) > paged_math_thread_registers(v)) {
             return unsupported("a math thread needs {} registers (accumulators, weights, the rest) and has {} with w={}; "
@@ -102,6 +111,14 @@ int paged_registers_needed(const Variant& v) { return v.bkv / 64 * v.n / 2 + v.n
 Variant paged_baseline_variant(int heads, int next_n) {
     return Variant{.op = MatrixOp::pwgmma, .m = 64, .n = next_n * heads, .k = 32, .bkv = 64, .rows = next_n,
                    .warps = 2, .stages = 8};
+}
+
+Support paged_variant_support(const Arch& arch, const PagedProblem& problem, const Variant& v) {
+    if (Support rules = sm90_paged_mqa_logits_rules().check(arch, problem.heads, problem.head_dim, v); !rules)
+        return rules;
+    const PagedProblemShape shape{.next_n = problem.next_n, .heads = problem.heads, .head_dim = problem.head_dim,
+                                  .block_kv = problem.block_kv};
+    return sm90_paged_mqa_logits_family().fits(v, shape);
 }
 
 const FamilyRules& sm90_paged_mqa_logits_rules() {

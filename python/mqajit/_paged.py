@@ -1,0 +1,95 @@
+"""paged_mqa_logits on torch tensors: the decode half of the indexer over a paged KV cache.
+
+    logits = mqajit.paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, max_context_len)
+
+q float8_e4m3fn [B, next_n, H, D]; kv_cache uint8 [num_blocks, block_kv, 1, D + 4] (each block:
+block_kv x D key bytes, then block_kv fp32 scales); weights float32 [B * next_n, H]; context_lens
+int32 [B] (token t of request b sees keys j < context_lens[b] - next_n + t + 1) or [B, next_n]
+(token t sees j < context_lens[b, t]); block_table int32 [B, max_blocks]. Returns float32 logits
+[B * next_n, max_context_len] (rows padded to 128 bytes); columns a token does not see are -inf
+with clean_logits and left as they were otherwise. No host-side metadata: one launch, which
+reads the lengths and the table on the device, so a CUDA graph replays with any lengths.
+"""
+
+import operator
+
+from . import _mqajit, _torch_hooks, _views
+
+_NAMES = ("q", "kv_cache", "weights", "context_lens", "block_table")
+
+
+def _call(function_name, q, kv_cache, weights, context_lens, block_table, max_context_len, clean_logits, out,
+          variant, report, reference):
+    tensors = (q, kv_cache, weights, context_lens, block_table)
+    for name, tensor in zip(_NAMES, tensors):
+        _views.require_present(name, tensor)
+    hooks = _torch_hooks.get(function_name)
+    try:
+        device = q.device
+    except AttributeError:
+        raise ValueError(f"q is not a torch tensor (got {type(q).__name__}); pass a float8_e4m3fn CUDA tensor "
+                         "[B, next_n, H, D]") from None
+    views = [_views.view_of(name, tensor, device) for name, tensor in zip(_NAMES, tensors)]
+    max_context_len = operator.index(max_context_len)
+    if max_context_len < 0:
+        raise ValueError(f"max_context_len is {max_context_len}; pass the logits' width, at least every context length")
+    if out is None:
+        rows = q.shape[0] * q.shape[1] if len(q.shape) >= 2 else 1  # the library says what is wrong with q
+        row_stride = _mqajit.logits_row_stride(max(max_context_len, 1), 4)
+        out = hooks.empty_strided((rows, max_context_len), (row_stride, 1), dtype=hooks.float32, device=device)
+    views.append(_views.view_of("paged_out", out, device))
+    stream = hooks.current_raw_stream(device.index)
+    clean_logits = bool(clean_logits)
+
+    def run():
+        if reference:
+            return _mqajit.paged_mqa_logits_reference(*views, clean_logits=clean_logits, stream=stream)
+        return _mqajit.paged_mqa_logits(*views, clean_logits=clean_logits, stream=stream, variant=variant or "",
+                                        report=report is not None, num_sms=_mqajit.num_sms_setting())
+
+    # NOTES: the library runs in the calling thread's current CUDA context; make it q's device.
+    if device.index is None or device.index == hooks.current_device():
+        served = run()
+    else:
+        with hooks.device_guard(device):
+            served = run()
+    if report is not None:
+        report.update(served)
+    return out
+
+
+def paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, max_context_len, clean_logits=False, out=None,
+                     *, variant=None, report=None):
+    """Decode logits [B * next_n, max_context_len]. `out` (optional) is written instead of a new
+    tensor; `variant` names a pwgmma kernel ("baseline": the pre-built one; None: the decode
+    tuning table decides); a dict passed as `report` receives {"kernel", "reason"}."""
+    return _call("paged_mqa_logits", q, kv_cache, weights, context_lens, block_table, max_context_len, clean_logits,
+                 out, variant, report, False)
+
+
+def paged_mqa_logits_reference(q, kv_cache, weights, context_lens, block_table, max_context_len, clean_logits=False,
+                               out=None):
+    """The same operator from the slow fp32 reference kernel, for checking results."""
+    return _call("paged_mqa_logits_reference", q, kv_cache, weights, context_lens, block_table, max_context_len,
+                 clean_logits, out, None, None, True)
+
+
+def get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms):
+    """DeepGEMM's scheduling metadata call, for code written against it. mqajit's decode kernel
+    splits the work on the device from context_lens itself, so there is nothing to compute: the
+    arguments are checked and an empty int32 tensor on context_lens' device is returned, which
+    fp8_paged_mqa_logits accepts (and ignores) as schedule_meta."""
+    _views.require_present("context_lens", context_lens)
+    block_kv, num_sms = operator.index(block_kv), operator.index(num_sms)
+    if block_kv <= 0 or num_sms < 0:
+        raise ValueError(f"block_kv is {block_kv} and num_sms {num_sms}; pass a positive block size and a count >= 0")
+    hooks = _torch_hooks.get("get_paged_mqa_logits_metadata")
+    return hooks.empty_strided((0,), (1,), dtype=hooks.int32, device=context_lens.device)
+
+
+def fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len,
+                         clean_logits=False):
+    """DeepGEMM's fp8_paged_mqa_logits: the same arguments, `schedule_meta` unused (see
+    get_paged_mqa_logits_metadata). Returns float32 logits [B * next_n, max_context_len]."""
+    return _call("fp8_paged_mqa_logits", q, kv_cache, weights, context_lens, block_table, max_context_len,
+                 clean_logits, None, None, None, False)

@@ -1,0 +1,102 @@
+"""paged_mqa_logits from Python without a GPU: the binding's checks on view tuples, the torch-level
+wrappers with fake tensors (allocation, defaults, DeepGEMM's call form), and what reaches the
+missing driver. Run with pytest, or as a plain script."""
+
+import mqajit
+from mqajit import _mqajit
+
+from fake_torch import CPU, CUDA0, FLOAT32, FLOAT8, INT32, UINT8, FakeTensor, FakeTorch
+from helpers import expect_error, main, skip
+
+# B = 3 requests of next_n = 2 tokens, DeepSeek-V3.2's H = 64, D = 128, 10 blocks of 64 tokens.
+B, NEXT_N, H, D, BLOCK_KV, BLOCKS, MAX_BLOCKS = 3, 2, 64, 128, 64, 10, 4
+MAX_CONTEXT = 250
+
+
+def good_views():
+    return {
+        "q": (0x100000, "float8_e4m3", (B, NEXT_N, H, D), (NEXT_N * H * D, H * D, D, 1)),
+        "kv_cache": (0x200000, "uint8", (BLOCKS, BLOCK_KV, 1, D + 4), (BLOCK_KV * (D + 4), D + 4, D + 4, 1)),
+        "weights": (0x300000, "float32", (B * NEXT_N, H), (H, 1)),
+        "context_lens": (0x400000, "int32", (B,), (1,)),
+        "block_table": (0x500000, "int32", (B, MAX_BLOCKS), (MAX_BLOCKS, 1)),
+        "logits": (0x600000, "float32", (B * NEXT_N, MAX_CONTEXT), (256, 1)),
+    }
+
+
+def call_with(**changes):
+    views = good_views()
+    views.update(changes)
+    return lambda: _mqajit.paged_mqa_logits(**views)
+
+
+def fake_problem(**changes):
+    tensors = dict(q=FakeTensor(FLOAT8, (B, NEXT_N, H, D)), kv_cache=FakeTensor(UINT8, (BLOCKS, BLOCK_KV, 1, D + 4)),
+                   weights=FakeTensor(FLOAT32, (B * NEXT_N, H)), context_lens=FakeTensor(INT32, (B,)),
+                   block_table=FakeTensor(INT32, (B, MAX_BLOCKS)))
+    tensors.update(changes)
+    return tensors
+
+
+def no_gpu():
+    if mqajit.runtime_status().gpu_available:
+        skip("a GPU is present: made-up addresses must not reach a kernel")
+
+
+def test_views_with_wrong_shapes_are_value_errors_that_say_what_fits():
+    expect_error(ValueError, call_with(weights=(0x300000, "float32", (B, H), (H, 1))), "weights", "B * next_n from q")
+    expect_error(ValueError, call_with(kv_cache=(0x200000, "uint8", (BLOCKS, BLOCK_KV, 1, D), (BLOCK_KV * D, D, D, 1))),
+                 "kv_cache", "D + 4")
+    expect_error(ValueError, call_with(block_table=(0x500000, "int32", (B, 3), (3, 1))), "block_table", "3 x 64 = 192",
+                 "max_context_len = 250")
+    expect_error(ValueError, call_with(context_lens=(0x400000, "int32", (B, 3), (3, 1))), "context_lens",
+                 "next_n from q")
+    expect_error(ValueError, call_with(kv_cache=(0x200000, "float8_e4m3", (BLOCKS, BLOCK_KV, 1, D + 4),
+                                                 (BLOCK_KV * (D + 4), D + 4, D + 4, 1))), "kv_cache", "uint8")
+
+
+def test_sizes_the_kernels_lack_are_of_kind_unsupported():
+    error = expect_error(ValueError, call_with(q=(0x100000, "float8_e4m3", (B, 5, H, D), (5 * H * D, H * D, D, 1)),
+                                               weights=(0x300000, "float32", (B * 5, H), (H, 1)),
+                                               logits=(0x600000, "float32", (B * 5, MAX_CONTEXT), (256, 1))),
+                         "next_n = 5", "1 to 4")
+    assert error.kind == "unsupported"
+
+
+def test_valid_views_reach_the_missing_driver():
+    no_gpu()
+    for call in (call_with(), lambda: _mqajit.paged_mqa_logits_reference(**good_views())):
+        error = expect_error(RuntimeError, call)
+        assert error.kind != "invalid argument"
+
+
+def test_the_torch_wrapper_allocates_padded_float32_rows_and_passes_the_mode():
+    no_gpu()
+    torch = FakeTorch().install()
+    expect_error(RuntimeError, lambda: mqajit.paged_mqa_logits(**fake_problem(), max_context_len=MAX_CONTEXT))
+    sizes, strides, dtype, device = torch.allocations[-1]
+    assert sizes == (B * NEXT_N, MAX_CONTEXT) and strides == (256, 1) and dtype is FLOAT32 and device == CUDA0
+    # DeepGEMM's form: the metadata is an empty int32 tensor, accepted and unused.
+    meta = mqajit.get_paged_mqa_logits_metadata(FakeTensor(INT32, (B,)), BLOCK_KV, 132)
+    assert meta.shape == (0,) and meta.dtype is INT32
+    problem = fake_problem()
+    expect_error(RuntimeError, lambda: mqajit.fp8_paged_mqa_logits(
+        problem["q"], problem["kv_cache"], problem["weights"], problem["context_lens"], problem["block_table"], meta,
+        MAX_CONTEXT))
+    assert torch.allocations[-1][0] == (B * NEXT_N, MAX_CONTEXT)
+
+
+def test_the_torch_wrapper_says_what_is_missing_or_misplaced():
+    FakeTorch().install()
+    expect_error(ValueError, lambda: mqajit.paged_mqa_logits(**fake_problem(block_table=None), max_context_len=10),
+                 "block_table is None", "[B, max_blocks]")
+    expect_error(ValueError, lambda: mqajit.paged_mqa_logits(**fake_problem(context_lens=FakeTensor(INT32, (B,),
+                                                                                                   device=CPU)),
+                                                             max_context_len=10), "context_lens is on cpu")
+    expect_error(ValueError, lambda: mqajit.paged_mqa_logits(**fake_problem(), max_context_len=-1), "max_context_len")
+    expect_error(ValueError, lambda: mqajit.get_paged_mqa_logits_metadata(FakeTensor(INT32, (B,)), 0, 132),
+                 "block_kv is 0")
+
+
+if __name__ == "__main__":
+    main(globals())

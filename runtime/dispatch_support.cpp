@@ -1,0 +1,28 @@
+#include "runtime/dispatch_support.hpp"
+
+#include <mutex>
+#include <set>
+
+#include "codegen/templates/mqa_logits_params.cuh"
+#include "core/check.hpp"
+
+namespace mqajit {
+
+void encode_tensor_maps(const LaunchPlan& plan, const Device& device, void* argument, std::size_t argument_bytes) {
+    auto* bytes = static_cast<unsigned char*>(argument);
+    for (const TensorMapPlan& map : plan.tensor_maps()) {
+        MQAJIT_CHECK_KIND(internal, map.argument_offset % alignof(MqaTensorMap) == 0 &&
+                                        map.argument_offset + sizeof(MqaTensorMap) <= argument_bytes,
+                          "a launch plan put a tensor map at byte {} of the kernel argument", map.argument_offset);
+        device.encode_tensor_map(map.request, *reinterpret_cast<MqaTensorMap*>(bytes + map.argument_offset));
+    }
+}
+
+bool first_time(const std::string& topic) {
+    static std::mutex mutex;
+    static std::set<std::string> seen;
+    const std::lock_guard lock(mutex);
+    return seen.insert(topic).second;
+}
+
+}  // namespace mqajit

@@ -1,0 +1,21 @@
+#pragma once
+// What the operators' dispatchers (dispatch.hpp, paged_dispatch.hpp) share: the tensor maps a
+// launch plan asks for, written into the kernel argument, and one warning per cause.
+
+#include <cstddef>
+#include <string>
+
+#include "codegen/launch_plan.hpp"
+#include "runtime/device.hpp"
+
+namespace mqajit {
+
+// Encodes each of the plan's tensor maps into the kernel argument (`argument_bytes` long) at the
+// offset the plan gives. Throws Error(internal) for a map that would not fit there.
+void encode_tensor_maps(const LaunchPlan& plan, const Device& device, void* argument, std::size_t argument_bytes);
+
+// True the first time `topic` is seen in this process: one failure that hits every variant (hiprtc
+// missing, a kernel built for another arch) is one warning, not one per tuned row.
+bool first_time(const std::string& topic);
+
+}  // namespace mqajit

@@ -1,0 +1,218 @@
+#include "runtime/paged_dispatch.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <set>
+
+#include "codegen/baseline.hpp"
+#include "codegen/families/sm90_paged_mqa_logits/rules.hpp"
+#include "codegen/family_registry.hpp"
+#include "core/check.hpp"
+#include "core/log.hpp"
+#include "core/settings.hpp"
+#include "runtime/dispatch_support.hpp"
+#include "tuning_db/tuning_db.hpp"
+
+namespace mqajit {
+
+struct PagedDispatcher::DeviceState {
+    explicit DeviceState(Device& d) : device(d), arch(Arch::parse(d.arch())), limits(d.limits()) {}
+
+    Device& device;
+    const Arch arch;
+    const DeviceLimits limits;
+    std::mutex mutex;
+    // Decisions of tuned rows, by the call's clean_logits (a row of the other mode may answer).
+    std::array<std::unordered_map<const PagedTunedRow*, Resolved>, 2> by_row;
+    // Explicit requests ("" when no row matched) by the call's identity, then by the requested name.
+    std::map<CallShape, std::unordered_map<std::string, Resolved>> by_request;
+    std::set<std::tuple<CallShape, int, bool>> logged_shapes;
+};
+
+namespace {
+
+PagedShapeKey tuning_key(const Arch& arch, int multiprocessors, const PagedProblemShape& shape, bool clean_logits) {
+    return PagedShapeKey{.arch = arch.name, .cu_num = multiprocessors, .next_n = shape.next_n, .heads = shape.heads,
+                         .head_dim = shape.head_dim, .block_kv = shape.block_kv, .clean_logits = clean_logits ? 1 : 0,
+                         .batch = shape.batch};
+}
+
+PagedDispatcher::CallShape call_shape(const PagedProblemShape& shape) {
+    return {shape.heads, shape.head_dim, shape.next_n, shape.block_kv};
+}
+
+Support fits(const Arch& arch, const PagedProblemShape& shape, const Variant& variant) {
+    return paged_variant_support(arch, {.heads = shape.heads, .head_dim = shape.head_dim, .next_n = shape.next_n,
+                                        .block_kv = shape.block_kv},
+                                 variant);
+}
+
+std::string tuned_row_reason(const PagedTunedRow& row, const PagedShapeKey& call) {
+    std::string text = fmt::format("tuned row {} (batch {}", row.origin, row.key.batch);
+    if (row.key.cu_num != call.cu_num) text += fmt::format("; tuned at the nearest SM count, {}", row.key.cu_num);
+    if (row.key.clean_logits != call.clean_logits)
+        text += fmt::format("; tuned with clean_logits={}, none with {}", row.key.clean_logits, call.clean_logits);
+    return text + ")";
+}
+
+}  // namespace
+
+PagedDispatcher& PagedDispatcher::instance() {
+    static PagedDispatcher dispatcher(Dispatcher::instance().backend(), Dispatcher::instance().kernel_cache());
+    return dispatcher;
+}
+
+PagedDispatcher::PagedDispatcher(Backend& backend, KernelCache& cache) : backend_(backend), cache_(cache) {}
+
+PagedDispatcher::DeviceState& PagedDispatcher::state_for(Device& device) {
+    std::lock_guard lock(mutex_);
+    auto& slot = devices_[device.ordinal()];
+    if (!slot) slot = std::make_unique<DeviceState>(device);
+    return *slot;
+}
+
+void PagedDispatcher::run(PagedMqaLogitsArgs& args, const PagedMqaLogitsOptions& options) {
+    DeviceState& state = state_for(*backend_.current_device());
+    const auto [resolved, kernel] = resolve(state, args.shape, options.clean_logits, options.variant);
+    if (options.report) *options.report = {resolved->variant ? resolved->variant->name() : "baseline", resolved->reason};
+    const LaunchPlan plan =
+        paged_family_for(resolved->launched).plan(resolved->launched, args.shape, state.limits, args.params);
+    encode_tensor_maps(plan, state.device, &args.params, sizeof(args.params));
+    state.device.launch(*kernel, plan.config, options.stream, &args.params, sizeof(args.params));
+}
+
+void PagedDispatcher::run_reference(PagedMqaLogitsArgs& args, void* stream) {
+    DeviceState& state = state_for(*backend_.current_device());
+    const PrebuiltKernel reference = backend_.paged_reference(state.arch);
+    const KernelKey key{.family = "prebuilt", .variant = reference.kernel_name, .arch = state.arch.target_id(),
+                        .options_fingerprint = backend_.name()};
+    const std::shared_ptr<LoadedKernel> kernel =
+        cache_.get_prebuilt(state.device, key, reference.binary, reference.kernel_name);
+    state.device.launch(*kernel, paged_reference_launch_config(args.shape), stream, &args.params, sizeof(args.params));
+}
+
+KernelChoice PagedDispatcher::choose(const PagedProblemShape& shape, bool clean_logits, const std::string& requested) {
+    return decide(state_for(*backend_.current_device()), shape, clean_logits, requested);
+}
+
+KernelChoice PagedDispatcher::decide(DeviceState& state, const PagedProblemShape& shape, bool clean_logits,
+                                     const std::string& requested) {
+    if (requested == "baseline") return {std::nullopt, "baseline requested"};
+    if (!requested.empty()) {
+        const Variant variant = Variant::parse(requested);
+        const Support support = fits(state.arch, shape, variant);
+        MQAJIT_CHECK_KIND(unsupported, support.ok, "variant {} cannot run this paged_mqa_logits call on this {} ({}): {}",
+                          requested, state.device.name(), state.arch.name, support.reason);
+        return {variant, "variant requested by the caller"};
+    }
+    if (settings().disable_jit) return {std::nullopt, "MQAJIT_DISABLE_JIT is set"};
+    const PagedShapeKey key = tuning_key(state.arch, state.limits.multiprocessors, shape, clean_logits);
+    const PagedTunedRow* row = TuningDb::instance().lookup(key);
+    if (row == nullptr) {
+        return {std::nullopt, "no tuned paged_mqa_logits row for this arch, SM count, next_n, heads, head_dim and block_kv"};
+    }
+    if (row->backend != "jit") return {std::nullopt, fmt::format("tuned row {} picks the baseline", row->origin)};
+    const Variant variant = Variant::parse(row->variant);
+    const Support support = fits(state.arch, shape, variant);
+    if (!support.ok) return {std::nullopt, fmt::format("tuned variant {} cannot run here: {}", row->variant, support.reason)};
+    return {variant, tuned_row_reason(*row, key)};
+}
+
+std::pair<const PagedDispatcher::Resolved*, std::shared_ptr<LoadedKernel>> PagedDispatcher::resolve(
+    DeviceState& state, const PagedProblemShape& shape, bool clean_logits, const std::string& requested) {
+    // NOTES: as for prefill, the warm path is one tuning lookup, one hash lookup and the kernel
+    // taken from its weak reference; a decision is made once per tuned row or explicit request.
+    const PagedTunedRow* row = nullptr;
+    if (requested.empty() && !settings().disable_jit)
+        row = TuningDb::instance().lookup(tuning_key(state.arch, state.limits.multiprocessors, shape, clean_logits));
+    const CallShape identity = call_shape(shape);
+    Resolved* decided = nullptr;
+    {
+        std::lock_guard lock(state.mutex);
+        if (log().should_log(spdlog::level::debug) &&
+            state.logged_shapes.emplace(identity, shape.batch, clean_logits).second) {
+            const KernelChoice choice = decide(state, shape, clean_logits, requested);
+            log().debug("paged dispatch {} h{} d{} next_n{} block_kv{} batch{} clean_logits={}: {} ({})",
+                        state.arch.name, shape.heads, shape.head_dim, shape.next_n, shape.block_kv, shape.batch,
+                        clean_logits ? 1 : 0, choice.variant ? choice.variant->name() : "baseline", choice.reason);
+        }
+        if (row) {
+            auto& rows = state.by_row[clean_logits ? 1 : 0];
+            if (auto found = rows.find(row); found != rows.end()) decided = &found->second;
+        } else if (auto group = state.by_request.find(identity); group != state.by_request.end()) {
+            if (auto found = group->second.find(requested); found != group->second.end()) decided = &found->second;
+        }
+        if (decided) {
+            if (std::shared_ptr<LoadedKernel> kernel = decided->kernel.lock()) return {decided, std::move(kernel)};
+        }
+    }
+    if (decided) {
+        // NOTES: evicted from the kernel cache since: the same decision, loaded again.
+        try {
+            std::shared_ptr<LoadedKernel> kernel = load(state, *decided, shape);
+            std::lock_guard lock(state.mutex);
+            decided->kernel = kernel;
+            return {decided, std::move(kernel)};
+        } catch (const Error& e) {
+            if (!requested.empty() || !decided->variant) throw;
+            log().warn("variant {} could not be loaded again on {}, using the paged baseline kernel instead: {}",
+                       decided->variant->name(), state.arch.name, e.what());
+            return resolve(state, shape, clean_logits, "baseline");
+        }
+    }
+    std::shared_ptr<LoadedKernel> kernel;
+    Resolved resolved = make_decision(state, shape, clean_logits, requested, kernel);
+    std::lock_guard lock(state.mutex);
+    Resolved& slot = row ? state.by_row[clean_logits ? 1 : 0][row] : state.by_request[identity][requested];
+    // NOTES: a racing thread's equal decision stays; this call runs the kernel it loaded.
+    if (!slot.made) slot = std::move(resolved);
+    else if (slot.kernel.expired()) slot.kernel = kernel;
+    return {&slot, std::move(kernel)};
+}
+
+PagedDispatcher::Resolved PagedDispatcher::make_decision(DeviceState& state, const PagedProblemShape& shape,
+                                                         bool clean_logits, const std::string& requested,
+                                                         std::shared_ptr<LoadedKernel>& kernel) {
+    const KernelChoice choice = decide(state, shape, clean_logits, requested);
+    Resolved resolved;
+    resolved.made = true;
+    resolved.variant = choice.variant;
+    resolved.reason = choice.reason;
+    if (resolved.variant) {
+        try {
+            resolved.launched = *resolved.variant;
+            kernel = load(state, resolved, shape);
+        } catch (const Error& e) {
+            if (!requested.empty()) throw;
+            if (first_time(state.arch.target_id() + "|paged|" + e.what())) {
+                log().warn("variant {} is unavailable on {}, using the paged baseline kernel instead: {}",
+                           resolved.variant->name(), state.arch.name, e.what());
+            }
+            std::string reason = fmt::format("{} failed to build: {}", resolved.variant->name(), e.what());
+            resolved = Resolved{};
+            resolved.made = true;
+            resolved.reason = std::move(reason);
+        }
+    }
+    if (!kernel) {
+        resolved.baseline = backend_.paged_baseline(state.arch, shape);
+        resolved.launched = resolved.baseline->variant;
+        kernel = load(state, resolved, shape);
+    }
+    resolved.kernel = kernel;
+    return resolved;
+}
+
+std::shared_ptr<LoadedKernel> PagedDispatcher::load(DeviceState& state, const Resolved& resolved,
+                                                    const PagedProblemShape& shape) {
+    if (resolved.baseline) {
+        const PrebuiltKernel& prebuilt = resolved.baseline->kernel;
+        const KernelKey key{.family = "prebuilt", .variant = prebuilt.kernel_name, .arch = state.arch.target_id(),
+                            .options_fingerprint = backend_.name()};
+        return cache_.get_prebuilt(state.device, key, prebuilt.binary, prebuilt.kernel_name);
+    }
+    return backend_.generated_kernel(cache_, state.device, resolved.launched, shape.heads, shape.head_dim);
+}
+
+}  // namespace mqajit

@@ -1,0 +1,67 @@
+#include "tools/common/device_paged_problem.hpp"
+
+#include "tools/common/problem.hpp"
+
+namespace mqajit::tools {
+namespace {
+
+template <typename T>
+std::unique_ptr<DeviceBuffer> upload(Device& device, const std::vector<T>& values) {
+    auto buffer = device.allocate(values.size() * sizeof(T));
+    device.copy_to_device(buffer->data(), values.data(), values.size() * sizeof(T));
+    return buffer;
+}
+
+}  // namespace
+
+DevicePagedProblem::DevicePagedProblem(Device& device, const HostPagedProblem& problem)
+    : device_(device), host_(problem) {
+    q_ = upload(device, problem.q);
+    kv_cache_ = upload(device, problem.kv_cache);
+    weights_ = upload(device, problem.weights);
+    context_lens_ = upload(device, problem.context_lens);
+    block_table_ = upload(device, problem.block_table);
+    logits_ = device.allocate(static_cast<std::size_t>(problem.rows() * problem.logits_row_stride) * sizeof(float));
+    poison_logits();
+}
+
+DevicePagedProblem::Views DevicePagedProblem::views() const {
+    const HostPagedProblem& p = host_;
+    const PagedProblemSpec& s = p.spec;
+    const TensorView context_lens =
+        s.context_lens_2d ? TensorView::contiguous(context_lens_->data(), DType::int32, {s.batch, s.next_n})
+                          : TensorView::contiguous(context_lens_->data(), DType::int32, {s.batch});
+    return Views{
+        .q = TensorView::contiguous(q_->data(), DType::float8_e4m3, {s.batch, s.next_n, s.heads, s.head_dim}),
+        .kv_cache = TensorView::contiguous(kv_cache_->data(), DType::uint8,
+                                           {p.num_cache_blocks, s.block_kv, 1, s.head_dim + 4}),
+        .weights = TensorView::contiguous(weights_->data(), DType::float32, {p.rows(), s.heads}),
+        .context_lens = context_lens,
+        .block_table = TensorView::contiguous(block_table_->data(), DType::int32, {s.batch, p.max_blocks}),
+        .logits = TensorView::strided(logits_->data(), DType::float32, {p.rows(), p.max_context_len},
+                                      {p.logits_row_stride, 1}),
+    };
+}
+
+void DevicePagedProblem::poison_logits(void* stream) {
+    device_.fill_u32(logits_->data(), kPoisonBits, logits_->size() / sizeof(float), stream);
+}
+
+std::vector<float> DevicePagedProblem::download_logits() const {
+    std::vector<float> out(logits_->size() / sizeof(float));
+    device_.copy_to_host(out.data(), logits_->data(), logits_->size());
+    return out;
+}
+
+void DevicePagedProblem::run(const PagedMqaLogitsOptions& options) const {
+    const Views v = views();
+    paged_mqa_logits(v.q, v.kv_cache, v.weights, v.context_lens, v.block_table, v.logits, options);
+}
+
+void DevicePagedProblem::run_reference(bool clean_logits, void* stream) const {
+    const Views v = views();
+    paged_mqa_logits_reference(v.q, v.kv_cache, v.weights, v.context_lens, v.block_table, v.logits, clean_logits,
+                               stream);
+}
+
+}  // namespace mqajit::tools

@@ -1,4 +1,4 @@
-"""torch.ops.mqajit.mqa_logits: the operator as a torch custom op with a fake implementation, so
+"""torch.ops.mqajit.mqa_logits (and torch.ops.mqajit.paged_mqa_logits, the decode op): the operator as a torch custom op with a fake implementation, so
 torch.compile traces through it (its output's shape, dtype and strides come from the fake) and
 CUDA graphs and Inductor see an ordinary op. Registered on import where torch has
 torch.library.custom_op (torch 2.4 and later); elsewhere torch_op_available() says why not."""
@@ -9,6 +9,7 @@ import sys
 from . import _mqajit
 
 OP_NAME = "mqajit::mqa_logits"
+PAGED_OP_NAME = "mqajit::paged_mqa_logits"
 
 _status = None  # (registered, reason)
 
@@ -36,6 +37,20 @@ def _register(torch):
         align = 128 // element_bytes
         row_stride = (columns + align - 1) // align * align
         return torch.empty_strided((q.shape[0], columns), (row_stride, 1), dtype=dtype, device=q.device)
+
+    @torch.library.custom_op(PAGED_OP_NAME, mutates_args=())
+    def paged_mqa_logits(q: Tensor, kv_cache: Tensor, weights: Tensor, context_lens: Tensor, block_table: Tensor,
+                         max_context_len: int, clean_logits: bool = False) -> Tensor:
+        from . import _paged
+        return _paged.paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, max_context_len,
+                                       clean_logits)
+
+    @paged_mqa_logits.register_fake
+    def _(q, kv_cache, weights, context_lens, block_table, max_context_len, clean_logits=False):
+        # The layout the real call allocates: float32 rows padded to 128 bytes.
+        row_stride = _mqajit.logits_row_stride(max(max_context_len, 1), 4)
+        return torch.empty_strided((q.shape[0] * q.shape[1], max_context_len), (row_stride, 1), dtype=torch.float32,
+                                   device=q.device)
 
     return mqa_logits
 

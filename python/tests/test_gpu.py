@@ -290,4 +290,5 @@ if __name__ == "__main__":
         print(f"SKIPPED Python GPU tests: {reason}")
         sys.exit(SKIP_EXIT_CODE)
     surface = str(Path(__file__).with_name("test_gpu_surface.py"))
-    sys.exit(pytest.main([__file__, surface, "-q", "-p", "no:cacheprovider"]))
+    paged = str(Path(__file__).with_name("test_gpu_paged.py"))
+    sys.exit(pytest.main([__file__, surface, paged, "-q", "-p", "no:cacheprovider"]))

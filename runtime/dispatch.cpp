@@ -15,6 +15,7 @@
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "runtime/arch_override.hpp"
+#include "runtime/decision_memo.hpp"
 #include "runtime/dispatch_support.hpp"
 #include "tuning_db/tuning_db.hpp"
 
@@ -26,12 +27,9 @@ struct Dispatcher::DeviceState {
     Device& device;
     const Arch arch;
     const DeviceLimits limits;
-    std::mutex mutex;
-    // Decisions of tuned rows, by the call's clean_logits: a row of one mode may serve the other
-    // (when that has no rows), and the reason then says so.
-    std::array<std::unordered_map<const TunedRow*, Resolved>, 2> by_row;
-    // Explicit requests ("" when no row matched) by (heads, head_dim), then by the requested name.
-    std::map<std::pair<int, int>, std::unordered_map<std::string, Resolved>> by_request;
+    // Requests ("" when no row matched) are kept by (heads, head_dim), then by the requested name.
+    DecisionMemo<TunedRow, std::pair<int, int>, Resolved> decisions;
+    std::mutex mutex;  // guards logged_shapes
     std::set<std::tuple<int, int, std::int64_t, std::int64_t, bool>> logged_shapes;
 };
 
@@ -129,46 +127,34 @@ std::pair<const Dispatcher::Resolved*, std::shared_ptr<LoadedKernel>> Dispatcher
     const TunedRow* row = nullptr;
     if (requested.empty() && !settings().disable_jit)
         row = TuningDb::instance().lookup(tuning_key(state.arch, state.limits.multiprocessors, shape, clean_logits));
-    // NOTES: no string is built on the warm path: requests are found by (heads, head_dim) and then
-    // by the caller's own string.
-    const std::pair<int, int> head_shape{shape.heads, shape.head_dim};
-    Resolved* decided = nullptr;
+    if (log().should_log(spdlog::level::debug)) log_first_decision(state, shape, clean_logits, requested);
+    return state.decisions.resolve(
+        row, clean_logits, std::pair{shape.heads, shape.head_dim}, requested,
+        [&](const Resolved& decided) { return load(state, decided, shape); },
+        [&] { return make_decision(state, shape, clean_logits, requested); },
+        [&](const Resolved& decided, const Error& e) {
+            log().warn("variant {} could not be loaded again on {}, using the baseline kernel instead: {}",
+                       decided.variant->name(), state.arch.name, e.what());
+            return resolve(state, shape, clean_logits, "baseline");
+        });
+}
+
+void Dispatcher::log_first_decision(DeviceState& state, const ProblemShape& shape, bool clean_logits,
+                                    const std::string& requested) {
     {
         std::lock_guard lock(state.mutex);
-        if (log().should_log(spdlog::level::debug) &&
-            state.logged_shapes.emplace(shape.heads, shape.head_dim, shape.seq_len, shape.seq_len_kv, clean_logits)
-                .second) {
-            const KernelChoice choice = decide(state, shape, clean_logits, requested);
-            log().debug("dispatch {} h{} d{} s{} n{} clean_logits={}: {} ({})", state.arch.name, shape.heads,
-                        shape.head_dim, shape.seq_len, shape.seq_len_kv, clean_logits ? 1 : 0,
-                        choice.variant ? choice.variant->name() : "baseline", choice.reason);
-        }
-        if (row) {
-            auto& rows = state.by_row[clean_logits ? 1 : 0];
-            if (auto found = rows.find(row); found != rows.end()) decided = &found->second;
-        } else if (auto group = state.by_request.find(head_shape); group != state.by_request.end()) {
-            if (auto found = group->second.find(requested); found != group->second.end()) decided = &found->second;
-        }
-        if (decided) {
-            if (std::shared_ptr<LoadedKernel> kernel = decided->kernel.lock()) return {decided, std::move(kernel)};
-        }
+        if (!state.logged_shapes.emplace(shape.heads, shape.head_dim, shape.seq_len, shape.seq_len_kv, clean_logits)
+                 .second)
+            return;
     }
+    const KernelChoice choice = decide(state, shape, clean_logits, requested);
+    log().debug("dispatch {} h{} d{} s{} n{} clean_logits={}: {} ({})", state.arch.name, shape.heads, shape.head_dim,
+                shape.seq_len, shape.seq_len_kv, clean_logits ? 1 : 0,
+                choice.variant ? choice.variant->name() : "baseline", choice.reason);
+}
 
-    if (decided) {
-        // NOTES: made before and since evicted from the kernel cache: the same decision, loaded again.
-        try {
-            std::shared_ptr<LoadedKernel> kernel = load(state, *decided, shape);
-            std::lock_guard lock(state.mutex);
-            decided->kernel = kernel;
-            return {decided, std::move(kernel)};
-        } catch (const Error& e) {
-            if (!requested.empty() || !decided->variant) throw;
-            log().warn("variant {} could not be loaded again on {}, using the baseline kernel instead: {}",
-                       decided->variant->name(), state.arch.name, e.what());
-            return resolve(state, shape, clean_logits, "baseline");
-        }
-    }
-
+std::pair<Dispatcher::Resolved, std::shared_ptr<LoadedKernel>> Dispatcher::make_decision(
+    DeviceState& state, const ProblemShape& shape, bool clean_logits, const std::string& requested) {
     const KernelChoice choice = decide(state, shape, clean_logits, requested);
     Resolved resolved;
     resolved.variant = choice.variant;
@@ -199,13 +185,7 @@ std::pair<const Dispatcher::Resolved*, std::shared_ptr<LoadedKernel>> Dispatcher
         resolved.family = &family_for(resolved.launched);
         kernel = load(state, resolved, shape);
     }
-    resolved.kernel = kernel;
-    std::lock_guard lock(state.mutex);
-    Resolved& slot = row ? state.by_row[clean_logits ? 1 : 0][row] : state.by_request[head_shape][requested];
-    // NOTES: a racing thread's equal decision stays; this call runs the kernel it loaded.
-    if (!slot.family) slot = std::move(resolved);
-    else if (slot.kernel.expired()) slot.kernel = kernel;
-    return {&slot, std::move(kernel)};
+    return {std::move(resolved), std::move(kernel)};
 }
 
 std::shared_ptr<LoadedKernel> Dispatcher::load(DeviceState& state, const Resolved& resolved, const ProblemShape& shape) {

@@ -52,6 +52,7 @@ private:
         const MqaLogitsFamily* family = nullptr;  // launched's family
         std::optional<BaselineKernel> baseline;   // set when the baseline runs
         std::weak_ptr<LoadedKernel> kernel;
+        bool made = false;  // set once the decision is stored
     };
     struct DeviceState;
 
@@ -60,6 +61,10 @@ private:
     // The decision for a call of a shape in a mode, and its kernel, loaded.
     std::pair<const Resolved*, std::shared_ptr<LoadedKernel>> resolve(DeviceState& state, const ProblemShape& shape,
                                                                       bool clean_logits, const std::string& requested);
+    std::pair<Resolved, std::shared_ptr<LoadedKernel>> make_decision(DeviceState& state, const ProblemShape& shape,
+                                                                     bool clean_logits, const std::string& requested);
+    void log_first_decision(DeviceState& state, const ProblemShape& shape, bool clean_logits,
+                            const std::string& requested);
     std::shared_ptr<LoadedKernel> load(DeviceState& state, const Resolved& resolved, const ProblemShape& shape);
     std::shared_ptr<LoadedKernel> prebuilt_kernel(DeviceState& state, const PrebuiltKernel& kernel);
     void launch(DeviceState& state, const Resolved& resolved, LoadedKernel& kernel, MqaLogitsArgs& args, void* stream);

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <array>
 #include <set>
 
 #include "codegen/baseline.hpp"
@@ -11,6 +10,7 @@
 #include "core/check.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
+#include "runtime/decision_memo.hpp"
 #include "runtime/dispatch_support.hpp"
 #include "tuning_db/tuning_db.hpp"
 
@@ -22,11 +22,8 @@ struct PagedDispatcher::DeviceState {
     Device& device;
     const Arch arch;
     const DeviceLimits limits;
-    std::mutex mutex;
-    // Decisions of tuned rows, by the call's clean_logits (a row of the other mode may answer).
-    std::array<std::unordered_map<const PagedTunedRow*, Resolved>, 2> by_row;
-    // Explicit requests ("" when no row matched) by the call's identity, then by the requested name.
-    std::map<CallShape, std::unordered_map<std::string, Resolved>> by_request;
+    DecisionMemo<PagedTunedRow, CallShape, Resolved> decisions;
+    std::mutex mutex;  // guards logged_shapes
     std::set<std::tuple<CallShape, int, bool>> logged_shapes;
 };
 
@@ -126,59 +123,37 @@ std::pair<const PagedDispatcher::Resolved*, std::shared_ptr<LoadedKernel>> Paged
     const PagedTunedRow* row = nullptr;
     if (requested.empty() && !settings().disable_jit)
         row = TuningDb::instance().lookup(tuning_key(state.arch, state.limits.multiprocessors, shape, clean_logits));
-    const CallShape identity = call_shape(shape);
-    Resolved* decided = nullptr;
-    {
-        std::lock_guard lock(state.mutex);
-        if (log().should_log(spdlog::level::debug) &&
-            state.logged_shapes.emplace(identity, shape.batch, clean_logits).second) {
-            const KernelChoice choice = decide(state, shape, clean_logits, requested);
-            log().debug("paged dispatch {} h{} d{} next_n{} block_kv{} batch{} clean_logits={}: {} ({})",
-                        state.arch.name, shape.heads, shape.head_dim, shape.next_n, shape.block_kv, shape.batch,
-                        clean_logits ? 1 : 0, choice.variant ? choice.variant->name() : "baseline", choice.reason);
-        }
-        if (row) {
-            auto& rows = state.by_row[clean_logits ? 1 : 0];
-            if (auto found = rows.find(row); found != rows.end()) decided = &found->second;
-        } else if (auto group = state.by_request.find(identity); group != state.by_request.end()) {
-            if (auto found = group->second.find(requested); found != group->second.end()) decided = &found->second;
-        }
-        if (decided) {
-            if (std::shared_ptr<LoadedKernel> kernel = decided->kernel.lock()) return {decided, std::move(kernel)};
-        }
-    }
-    if (decided) {
-        // NOTES: evicted from the kernel cache since: the same decision, loaded again.
-        try {
-            std::shared_ptr<LoadedKernel> kernel = load(state, *decided, shape);
-            std::lock_guard lock(state.mutex);
-            decided->kernel = kernel;
-            return {decided, std::move(kernel)};
-        } catch (const Error& e) {
-            if (!requested.empty() || !decided->variant) throw;
+    if (log().should_log(spdlog::level::debug)) log_first_decision(state, shape, clean_logits, requested);
+    return state.decisions.resolve(
+        row, clean_logits, call_shape(shape), requested,
+        [&](const Resolved& decided) { return load(state, decided, shape); },
+        [&] { return make_decision(state, shape, clean_logits, requested); },
+        [&](const Resolved& decided, const Error& e) {
             log().warn("variant {} could not be loaded again on {}, using the paged baseline kernel instead: {}",
-                       decided->variant->name(), state.arch.name, e.what());
+                       decided.variant->name(), state.arch.name, e.what());
             return resolve(state, shape, clean_logits, "baseline");
-        }
-    }
-    std::shared_ptr<LoadedKernel> kernel;
-    Resolved resolved = make_decision(state, shape, clean_logits, requested, kernel);
-    std::lock_guard lock(state.mutex);
-    Resolved& slot = row ? state.by_row[clean_logits ? 1 : 0][row] : state.by_request[identity][requested];
-    // NOTES: a racing thread's equal decision stays; this call runs the kernel it loaded.
-    if (!slot.made) slot = std::move(resolved);
-    else if (slot.kernel.expired()) slot.kernel = kernel;
-    return {&slot, std::move(kernel)};
+        });
 }
 
-PagedDispatcher::Resolved PagedDispatcher::make_decision(DeviceState& state, const PagedProblemShape& shape,
-                                                         bool clean_logits, const std::string& requested,
-                                                         std::shared_ptr<LoadedKernel>& kernel) {
+void PagedDispatcher::log_first_decision(DeviceState& state, const PagedProblemShape& shape, bool clean_logits,
+                                         const std::string& requested) {
+    {
+        std::lock_guard lock(state.mutex);
+        if (!state.logged_shapes.emplace(call_shape(shape), shape.batch, clean_logits).second) return;
+    }
+    const KernelChoice choice = decide(state, shape, clean_logits, requested);
+    log().debug("paged dispatch {} h{} d{} next_n{} block_kv{} batch{} clean_logits={}: {} ({})", state.arch.name,
+                shape.heads, shape.head_dim, shape.next_n, shape.block_kv, shape.batch, clean_logits ? 1 : 0,
+                choice.variant ? choice.variant->name() : "baseline", choice.reason);
+}
+
+std::pair<PagedDispatcher::Resolved, std::shared_ptr<LoadedKernel>> PagedDispatcher::make_decision(
+    DeviceState& state, const PagedProblemShape& shape, bool clean_logits, const std::string& requested) {
     const KernelChoice choice = decide(state, shape, clean_logits, requested);
     Resolved resolved;
-    resolved.made = true;
     resolved.variant = choice.variant;
     resolved.reason = choice.reason;
+    std::shared_ptr<LoadedKernel> kernel;
     if (resolved.variant) {
         try {
             resolved.launched = *resolved.variant;
@@ -191,7 +166,6 @@ PagedDispatcher::Resolved PagedDispatcher::make_decision(DeviceState& state, con
             }
             std::string reason = fmt::format("{} failed to build: {}", resolved.variant->name(), e.what());
             resolved = Resolved{};
-            resolved.made = true;
             resolved.reason = std::move(reason);
         }
     }
@@ -200,8 +174,7 @@ PagedDispatcher::Resolved PagedDispatcher::make_decision(DeviceState& state, con
         resolved.launched = resolved.baseline->variant;
         kernel = load(state, resolved, shape);
     }
-    resolved.kernel = kernel;
-    return resolved;
+    return {std::move(resolved), std::move(kernel)};
 }
 
 std::shared_ptr<LoadedKernel> PagedDispatcher::load(DeviceState& state, const Resolved& resolved,

@@ -4,7 +4,6 @@
 // backend generates, compiles and loads it on a miss) -> the family's launch plan -> launch. JIT
 // failures are caught here: logged once, then the backend's pre-built paged baseline serves.
 
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -44,7 +43,7 @@ private:
         Variant launched;  // whose plan applies: the choice, or the baseline's variant
         std::optional<BaselineKernel> baseline;
         std::weak_ptr<LoadedKernel> kernel;
-        bool made = false;
+        bool made = false;  // set once the decision is stored
     };
     struct DeviceState;
 
@@ -54,8 +53,10 @@ private:
     std::pair<const Resolved*, std::shared_ptr<LoadedKernel>> resolve(DeviceState& state,
                                                                       const PagedProblemShape& shape,
                                                                       bool clean_logits, const std::string& requested);
-    Resolved make_decision(DeviceState& state, const PagedProblemShape& shape, bool clean_logits,
-                           const std::string& requested, std::shared_ptr<LoadedKernel>& kernel);
+    std::pair<Resolved, std::shared_ptr<LoadedKernel>> make_decision(DeviceState& state, const PagedProblemShape& shape,
+                                                                     bool clean_logits, const std::string& requested);
+    void log_first_decision(DeviceState& state, const PagedProblemShape& shape, bool clean_logits,
+                            const std::string& requested);
     std::shared_ptr<LoadedKernel> load(DeviceState& state, const Resolved& resolved, const PagedProblemShape& shape);
 
     Backend& backend_;

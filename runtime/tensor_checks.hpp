@@ -1,0 +1,21 @@
+#pragma once
+// The argument checks every operator's entry point runs on its TensorViews, with the messages
+// that say what was passed and what is allowed (Error(invalid_argument)).
+
+#include <cstdint>
+#include <limits>
+
+#include "mqajit/tensor.hpp"
+
+namespace mqajit {
+
+// Sizes and counts the kernels index with int32.
+inline constexpr std::int64_t kMaxIndex = std::numeric_limits<std::int32_t>::max();
+
+// Not null, of `dtype` and `rank`, every size 1 to kMaxIndex; `layout` is what the message calls
+// the expected shape, e.g. "[S, H, D]".
+void check_tensor(const TensorView& t, const char* name, DType dtype, int rank, const char* layout);
+// Dimension `dim` of `t` equals `expected`, which `what` names ("H from q").
+void check_size(const TensorView& t, const char* name, int dim, std::int64_t expected, const char* what);
+
+}  // namespace mqajit

@@ -1,10 +1,13 @@
 #include "runtime/dispatch_support.hpp"
 
+#include <fmt/format.h>
+
 #include <mutex>
 #include <set>
 
 #include "codegen/templates/mqa_logits_params.cuh"
 #include "core/check.hpp"
+#include "core/log.hpp"
 
 namespace mqajit {
 
@@ -23,6 +26,18 @@ bool first_time(const std::string& topic) {
     static std::set<std::string> seen;
     const std::lock_guard lock(mutex);
     return seen.insert(topic).second;
+}
+
+std::optional<Variant> parse_tuned_variant(const std::string& origin, const std::string& name, std::string* reason) {
+    try {
+        return Variant::parse(name);
+    } catch (const Error& e) {
+        *reason = fmt::format("tuned row {} names variant '{}', which this build cannot parse: {}", origin, name,
+                              e.what());
+        if (first_time("row|" + origin + "|" + name))
+            log().warn("{}; using the baseline kernel instead (check the table with `mqajit db check`)", *reason);
+        return std::nullopt;
+    }
 }
 
 }  // namespace mqajit

@@ -3,10 +3,12 @@
 // launch plan asks for, written into the kernel argument, and one warning per cause.
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "codegen/launch_plan.hpp"
 #include "runtime/device.hpp"
+#include "variants/variant.hpp"
 
 namespace mqajit {
 
@@ -17,5 +19,10 @@ void encode_tensor_maps(const LaunchPlan& plan, const Device& device, void* argu
 // True the first time `topic` is seen in this process: one failure that hits every variant (hiprtc
 // missing, a kernel built for another arch) is one warning, not one per tuned row.
 bool first_time(const std::string& topic);
+
+// The variant a tuned row names, or nullopt with the reason in `reason` when this build cannot
+// parse it (a row edited by hand or written by another version): like any row whose kernel cannot
+// run, it means the baseline, with one warning per row.
+std::optional<Variant> parse_tuned_variant(const std::string& origin, const std::string& name, std::string* reason);
 
 }  // namespace mqajit

@@ -110,7 +110,10 @@ KernelChoice PagedDispatcher::decide(DeviceState& state, const PagedProblemShape
         return {std::nullopt, "no tuned paged_mqa_logits row for this arch, SM count, next_n, heads, head_dim and block_kv"};
     }
     if (row->backend != "jit") return {std::nullopt, fmt::format("tuned row {} picks the baseline", row->origin)};
-    const Variant variant = Variant::parse(row->variant);
+    std::string unparsable;
+    const std::optional<Variant> parsed = parse_tuned_variant(row->origin, row->variant, &unparsable);
+    if (!parsed) return {std::nullopt, std::move(unparsable)};
+    const Variant& variant = *parsed;
     const Support support = fits(state.arch, shape, variant);
     if (!support.ok) return {std::nullopt, fmt::format("tuned variant {} cannot run here: {}", row->variant, support.reason)};
     return {variant, tuned_row_reason(*row, key)};

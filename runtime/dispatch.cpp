@@ -130,7 +130,19 @@ KernelChoice Dispatcher::decide(DeviceState& state, const ProblemShape& shape, b
     const TunedRow* row = TuningDb::instance().lookup(key);
     if (row == nullptr) return {std::nullopt, "no tuned row for this arch, SM count, heads and head_dim"};
     if (row->backend != "jit") return {std::nullopt, fmt::format("tuned row {} picks the baseline", row->origin)};
-    const Variant variant = Variant::parse(row->variant);
+    // NOTES: a row edited or written by another version may name a variant this build cannot parse;
+    // like any row whose kernel cannot run, it means the baseline (one warning per row).
+    std::optional<Variant> parsed;
+    try {
+        parsed = Variant::parse(row->variant);
+    } catch (const Error& e) {
+        std::string reason = fmt::format("tuned row {} names variant '{}', which this build cannot parse: {}",
+                                         row->origin, row->variant, e.what());
+        if (first_time("row|" + row->origin + "|" + row->variant))
+            log().warn("{}; using the baseline kernel instead (check the table with `mqajit db check`)", reason);
+        return {std::nullopt, std::move(reason)};
+    }
+    const Variant& variant = *parsed;
     const Support support = registry.supports(state.arch, shape.heads, shape.head_dim, variant);
     if (!support.ok) return {std::nullopt, fmt::format("tuned variant {} cannot run here: {}", row->variant, support.reason)};
     return {variant, tuned_row_reason(*row, key)};

@@ -38,6 +38,11 @@ namespace {
 
 std::optional<DiskCache> make_disk_cache() {
     if (settings().disable_disk_cache) return std::nullopt;
+    if (settings().cache_dir.empty()) {
+        log().warn("no folder for the kernel cache (neither HOME, XDG_CACHE_HOME nor a passwd home is known); "
+                   "kernels are compiled and kept in memory only. Set MQAJIT_CACHE_DIR to keep them");
+        return std::nullopt;
+    }
     return DiskCache(settings().cache_dir / "kernels");
 }
 

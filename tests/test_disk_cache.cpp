@@ -188,7 +188,7 @@ TEST_CASE("disk cache: an entry that is never published leaves no temporary fold
     TempDir dir("disk-cache-temp");
     fs::path temp;
     try {
-        DiskCacheEntry entry(dir.path(), std::string(32, 'a'));
+        DiskCacheEntry entry(dir.path(), std::string(32, 'a'), TrustPolicy::for_process(std::nullopt));
         temp = entry.temp_path();
         entry.write_file("kernel.bin", bytes_of("partial"));
         REQUIRE(fs::exists(temp / "kernel.bin"));
@@ -207,8 +207,9 @@ TEST_CASE("disk cache: when two writers publish one key, the first entry stands 
     fs::path published;
     fs::path second_temp;
     {
-        DiskCacheEntry first(dir.path(), key);
-        DiskCacheEntry second(dir.path(), key);
+        const TrustPolicy policy = TrustPolicy::for_process(std::nullopt);
+        DiskCacheEntry first(dir.path(), key, policy);
+        DiskCacheEntry second(dir.path(), key, policy);
         second_temp = second.temp_path();
         first.write_file("kernel.bin", bytes_of("first"));
         second.write_file("kernel.bin", bytes_of("second"));

@@ -2,7 +2,7 @@
 // The user's tuning database: an SQLite file in WAL mode that several processes may write at once
 // (busy_timeout plus bounded retry, one transaction per insert). It is created on first write.
 // A file that cannot be used (corrupt, not a database, read-only, locked beyond the retries, a
-// foreign schema) earns one warning; from then on this process keeps its rows in an in-memory
+// foreign schema, a link, in a folder others may change: core/trusted_path.hpp) earns one warning; from then on this process keeps its rows in an in-memory
 // database, so a write is never lost while the process lives and nothing ever crashes.
 
 #include <chrono>
@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -41,6 +42,9 @@ public:
     // Whether rows now live in memory only, and why (empty while the file is in use).
     bool in_memory() const;
     std::string fallback_reason() const;
+    // Why the file's rows could not be read (it exists, but is damaged, foreign or not to be
+    // trusted); nullopt when they were read, or there is no file.
+    std::optional<std::string> read_problem() const;
 
 private:
     // Runs `select` under the lock (not at all while there is no file); an unusable database
@@ -54,7 +58,7 @@ private:
     void create_locked();
     void configure_locked(sqlite::Database& database);
     void fall_back_locked(const std::string& reason, bool keep_file_rows);
-    std::vector<TunedRow> copy_readable_rows_locked(std::string& note);
+    std::vector<TunedRow> copy_readable_rows_locked(std::string& note, bool& rows_readable);
     std::vector<TunedRow> with_origin(std::vector<TunedRow> rows) const;
 
     mutable std::mutex mutex_;
@@ -63,6 +67,7 @@ private:
     State state_ = State::absent;
     std::unique_ptr<sqlite::Database> database_;
     std::string fallback_reason_;
+    std::string read_problem_;
 };
 
 }  // namespace mqajit::tuning

@@ -197,7 +197,7 @@ TEST_CASE("tuning csv: the clean_logits column is read and written, and a table 
     REQUIRE(bad.problems.size() == 2);
     CHECK(bad.problems[0].place == "bad.csv:2");
     CHECK(bad.problems[0].message.find("clean_logits is 2; it must be 0 or 1") != std::string::npos);
-    CHECK(bad.problems[1].message.find("clean_logits 'yes' is not a number") != std::string::npos);
+    CHECK(bad.problems[1].message.find("clean_logits 'yes' is not a whole number") != std::string::npos);
 }
 
 TEST_CASE("tuning csv: the shipped tuned tables carry the mode column, their rows are clean_logits=1 rows") {

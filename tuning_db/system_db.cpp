@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "core/check.hpp"
+#include "core/files.hpp"
 #include "mqajit/version.hpp"
 #include "tuning_db/row_table.hpp"
 
@@ -15,12 +16,13 @@ SystemDb::SystemDb(std::filesystem::path path) : path_(std::move(path)) {
                       "system tuning database {} does not exist; build it (`ninja` builds it from the CSVs) or "
                       "set MQAJIT_SYSTEM_DB to an existing file", path_.string());
     database_ = std::make_unique<sqlite::Database>(path_, sqlite::OpenMode::read_only);
-    require_schema(*database_);
+    sqlite::with_retry(*database_, "reading the schema", [&] { require_schema(*database_); });
 }
 
 std::vector<TunedRow> SystemDb::group_rows(const GroupKeyView& group) {
     std::lock_guard lock(mutex_);
-    auto rows = select_group(*database_, group);
+    std::vector<TunedRow> rows;
+    sqlite::with_retry(*database_, "reading a group", [&] { rows = select_group(*database_, group); });
     for (TunedRow& row : rows)
         if (row.origin.empty()) row.origin = "system:" + path_.string();
     return rows;
@@ -28,7 +30,8 @@ std::vector<TunedRow> SystemDb::group_rows(const GroupKeyView& group) {
 
 std::vector<TunedRow> SystemDb::all_rows() {
     std::lock_guard lock(mutex_);
-    auto rows = select_all(*database_);
+    std::vector<TunedRow> rows;
+    sqlite::with_retry(*database_, "reading all rows", [&] { rows = select_all(*database_); });
     for (TunedRow& row : rows)
         if (row.origin.empty()) row.origin = "system:" + path_.string();
     return rows;
@@ -41,14 +44,26 @@ std::vector<ShapeKey> SystemDb::group_keys() {
 
 ConfigRows build_system_db(const std::filesystem::path& out, const std::vector<std::filesystem::path>& csv_files) {
     ConfigRows loaded = load_config_files(csv_files);
-    const std::filesystem::path temp = out.string() + ".tmp";
     std::error_code error;
     if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path(), error);
     MQAJIT_CHECK_KIND(io, !error, "cannot create folder {}: {}; check its permissions", out.parent_path().string(),
                       error.message());
-    std::filesystem::remove(temp, error);
+    // NOTES: a unique name beside the target (SQLite makes a database of the empty file), so
+    // builds running at once never write one file; each renames a whole database into place.
+    std::filesystem::path temp;
+    create_sibling_temp(out, temp, 0644);
+    struct RemoveUnlessRenamed {
+        const std::filesystem::path& path;
+        bool renamed = false;
+        ~RemoveUnlessRenamed() {
+            if (renamed) return;
+            std::error_code ignored;
+            std::filesystem::remove(path, ignored);
+            std::filesystem::remove(path.string() + "-journal", ignored);
+        }
+    } cleanup{temp};
     {
-        sqlite::Database database(temp, sqlite::OpenMode::read_write_create);
+        sqlite::Database database(temp, sqlite::OpenMode::read_write);
         // NOTES: a rollback-journal file opens read-only with no -wal/-shm beside it, which an
         // installed, write-protected share/ folder needs.
         database.execute("PRAGMA journal_mode=DELETE");
@@ -64,6 +79,7 @@ ConfigRows build_system_db(const std::filesystem::path& out, const std::vector<s
     std::filesystem::rename(temp, out, error);
     MQAJIT_CHECK_KIND(io, !error, "cannot move {} onto {}: {}; check the folder's permissions", temp.string(),
                       out.string(), error.message());
+    cleanup.renamed = true;
     return loaded;
 }
 

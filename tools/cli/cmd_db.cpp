@@ -16,6 +16,7 @@
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/number_options.hpp"
 #include "tuning_db/check.hpp"
 #include "tuning_db/config_files.hpp"
 #include "tuning_db/csv.hpp"
@@ -56,7 +57,21 @@ TuningDb open_database(const DbOptions& options) {
     return TuningDb(location.path, user, lookup);
 }
 
-void print_json(const tuning::Json& value) { std::cout << value.dump(2) << '\n'; }
+// NOTES: rows are valid UTF-8 (row_table.cpp), but a path need not be; replace, never throw.
+void print_json(const tuning::Json& value) {
+    std::cout << value.dump(2, ' ', false, tuning::Json::error_handler_t::replace) << '\n';
+}
+
+// Commands that print rows fail (exit 1) when they could not read them, rather than print none.
+void require_readable(const TuningDb& database, bool with_system) {
+    if (auto problem = database.user_db_read_problem()) {
+        MQAJIT_FAIL(database, "cannot read the user tuning database {}: it {}", database.user_db_path().string(),
+                    *problem);
+    }
+    if (with_system && database.system_db_problem()) {
+        MQAJIT_FAIL(database, "cannot read the system tuning database: {}", *database.system_db_problem());
+    }
+}
 
 std::string kernel_name(const TunedRow* row) { return row ? row->variant : std::string(kBackendBaseline); }
 
@@ -71,6 +86,7 @@ void run_lookup(const DbOptions& options) {
     MQAJIT_CHECK(!problem, "{}; got {}", problem.value_or(""), to_string(shape));
     const TuningDb database = open_database(options);
     const LookupResult result = database.explain(shape);
+    require_readable(database, true);
     const TunedRow* row = result.row ? &*result.row : nullptr;
     if (options.json) {
         print_json({{"shape", tuning::to_json(shape)},
@@ -117,6 +133,7 @@ void print_table(const std::vector<TunedRow>& rows) {
 
 std::vector<TunedRow> selected_rows(const TuningDb& database, const DbOptions& options) {
     auto rows = options.user_only ? database.user_rows() : database.rows();
+    require_readable(database, !options.user_only);
     if (!options.arch.empty()) {
         const std::string arch = Arch::parse(options.arch).name;
         std::erase_if(rows, [&](const TunedRow& row) { return row.key.arch != arch; });
@@ -207,7 +224,11 @@ int run_check(const DbOptions& options) {
         files = tuning::shipped_config_files(*configs);
     }
     tuning::CheckReport report = tuning::check_config_files(files);
-    if (defaults) tuning::check_rows(open_database(options).user_rows(), report);
+    if (defaults) {
+        const TuningDb database = open_database(options);
+        tuning::check_rows(database.user_rows(), report);
+        require_readable(database, false);
+    }
     if (options.json) {
         std::vector<std::string> names;
         for (const auto& file : report.files) names.push_back(file.string());
@@ -251,8 +272,8 @@ void add_db_command(CLI::App& app, CommandContext& context) {
     lookup->add_option("--cu-num", options->cu_num, "SMs or CUs of the device")->required();
     lookup->add_option("--heads", options->heads, "Query heads H")->required();
     lookup->add_option("--head-dim", options->head_dim, "Head dimension D")->required();
-    lookup->add_option("--seq-len", options->seq_len, "Query rows S")->required();
-    lookup->add_option("--seq-len-kv", options->seq_len_kv, "KV rows N")->required();
+    lookup->add_option("--seq-len", options->seq_len, "Query rows S")->required()->check(whole_int64());
+    lookup->add_option("--seq-len-kv", options->seq_len_kv, "KV rows N")->required()->check(whole_int64());
     lookup->add_option("--clean-logits", options->clean_logits,
                        "The call's mode: 1 writes -inf outside the windows, 0 does not (default 0, what engines call)")
         ->check(CLI::IsMember({0, 1}));

@@ -24,14 +24,8 @@ namespace {
 std::vector<char> bytes_of(std::string_view text) { return {text.begin(), text.end()}; }
 
 DiskCacheMeta small_meta(std::string compiler = "fake") {
-    DiskCacheMeta meta;
-    meta.family = "gfx9_mqa_logits";
-    meta.variant = "mfma32x32x64_bkv64_r1_w2_lds2_h32_d128";
-    meta.compiler = std::move(compiler);
+    DiskCacheMeta meta = mqajit::testing::sample_cache_meta(std::move(compiler));
     meta.compiler_version = "22.1.8";
-    meta.arch = "gfx950";
-    meta.kernel_name = "fake_kernel";
-    meta.source_hash = "abc";
     return meta;
 }
 

@@ -33,17 +33,7 @@ namespace {
 
 std::vector<char> bytes_of(std::string_view text) { return {text.begin(), text.end()}; }
 
-DiskCacheMeta small_meta() {
-    DiskCacheMeta meta;
-    meta.family = "sm90_mqa_logits";
-    meta.variant = "wgmma64x128x32_bkv128_r4_w2_lds3_h32_d128";
-    meta.compiler = "fake";
-    meta.compiler_version = "1.0";
-    meta.arch = "sm_90a";
-    meta.kernel_name = "fake_kernel";
-    meta.source_hash = "abc";
-    return meta;
-}
+DiskCacheMeta small_meta() { return mqajit::testing::sample_cache_meta(); }
 
 std::string key_for(std::string_view source) {
     return DiskCache::key_for(FakeCompiler(), mqajit::testing::fake_request(std::string(source)));

@@ -10,22 +10,18 @@
 
 namespace mqajit::cli {
 
-inline CLI::Validator whole_int64() {
+// A validator from one of core/parse_number.hpp's parsers: its problem text is CLI11's message.
+template <auto parse>
+CLI::Validator checked_number(const char* type_name, const char* validator_name) {
     return CLI::Validator(
         [](std::string& text) {
             std::string problem;
-            return parse_whole_int64(text, &problem) ? std::string() : problem;
+            return parse(text, &problem) ? std::string() : problem;
         },
-        "INT64", "whole_int64");
+        type_name, validator_name);
 }
 
-inline CLI::Validator finite_real() {
-    return CLI::Validator(
-        [](std::string& text) {
-            std::string problem;
-            return parse_finite_double(text, &problem) ? std::string() : problem;
-        },
-        "REAL", "finite_real");
-}
+inline CLI::Validator whole_int64() { return checked_number<parse_whole_int64>("INT64", "whole_int64"); }
+inline CLI::Validator finite_real() { return checked_number<parse_finite_double>("REAL", "finite_real"); }
 
 }  // namespace mqajit::cli

@@ -15,7 +15,11 @@ namespace {
 
 ShapeKey key_of(const nlohmann::json& row) {
     const std::string what = "a tune JSON row";
-    return ShapeKey{.arch = row.value("arch", std::string()), .cu_num = json_whole_member(row, "cu_num", 0, what),
+    const auto arch = row.find("arch");
+    MQAJIT_CHECK(arch == row.end() || arch->is_string(), "{}: 'arch' is {}; it must be a string", what,
+                 arch == row.end() ? "" : arch->dump());
+    return ShapeKey{.arch = arch == row.end() ? std::string() : arch->get<std::string>(),
+                    .cu_num = json_whole_member(row, "cu_num", 0, what),
                     .heads = json_whole_member(row, "heads", 0, what),
                     .head_dim = json_whole_member(row, "head_dim", 0, what),
                     .clean_logits = json_whole_member(row, "clean_logits", kCleanLogitsWithoutColumn, what),

@@ -187,8 +187,11 @@ void UserDb::fall_back_locked(const std::string& reason, bool keep_file_rows) {
     database_.reset();
     auto memory = std::make_unique<sqlite::Database>(":memory:", sqlite::OpenMode::read_write_create);
     create_schema(*memory);
+    // NOTES: then every row this process wrote to the file, which it may no longer be able to read
+    // back (a damaged page found after the write): none is lost while the process lives.
     sqlite::write_transaction(*memory, "copying rows into memory", [&] {
         for (const TunedRow& row : kept) upsert_row(*memory, row);
+        for (const TunedRow& row : written_) upsert_row(*memory, row);
     });
     database_ = std::move(memory);
     state_ = State::memory;
@@ -196,7 +199,7 @@ void UserDb::fall_back_locked(const std::string& reason, bool keep_file_rows) {
     log().warn("user tuning database {} {}{}; tuning rows written by this process stay in memory only and are "
                "lost at exit. Move the file aside or make it writable, or point MQAJIT_TUNING_DB (or `mqajit db "
                "--db`) at another path.",
-               path_.string(), reason, note.empty() ? "" : fmt::format(" ({})", note));
+               path_.empty() ? "(no path)" : path_.string(), reason, note.empty() ? "" : fmt::format(" ({})", note));
 }
 
 std::vector<TunedRow> UserDb::with_origin(std::vector<TunedRow> rows) const {
@@ -215,7 +218,8 @@ void UserDb::read(const char* what, const std::function<void(sqlite::Database&)>
     try {
         sqlite::with_retry(*database_, what, [&] { select(*database_); });
     } catch (const Error& e) {
-        fall_back_locked(unusable_because(e), false);
+        fall_back_locked(unusable_because(e), true);
+        select(*database_);  // what memory now holds: the rows still readable and this process's own
     }
 }
 
@@ -255,6 +259,7 @@ void UserDb::insert(std::span<const TunedRow> rows) {
     if (state_ == State::file) {
         try {
             write();
+            written_.insert(written_.end(), rows.begin(), rows.end());
             return;
         } catch (const Error& e) {
             fall_back_locked(unusable_because(e), true);

@@ -68,6 +68,7 @@ private:
     std::unique_ptr<sqlite::Database> database_;
     std::string fallback_reason_;
     std::string read_problem_;
+    std::vector<TunedRow> written_;  // rows this process wrote to the file, for a later fallback
 };
 
 }  // namespace mqajit::tuning

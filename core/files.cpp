@@ -45,7 +45,11 @@ bool read_exact(int fd, std::size_t size, char* out) {
     while (done < size) {
         const ssize_t got = ::pread(fd, out + done, size - done, static_cast<off_t>(done));
         if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) return false;
+        if (got < 0) return false;
+        if (got == 0) {
+            errno = 0;  // shorter than measured: it changed, no read failed
+            return false;
+        }
         done += static_cast<std::size_t>(got);
     }
     char extra = 0;

@@ -173,6 +173,32 @@ TEST_CASE("settings: without HOME or XDG_CACHE_HOME the cache is not put in a fo
         CHECK(settings.cache_dir.is_absolute());
         CHECK(settings.cache_dir.string().find(fs::temp_directory_path().string()) != 0);
     }
+    // No home anywhere: no cache folder at all, rather than a shared one.
+    const Settings homeless = Settings::from_environment([](std::string_view) { return std::nullopt; },
+                                                         [] { return std::optional<std::string>(); });
+    CHECK(homeless.cache_dir.empty());
+    CHECK(homeless.user_db_path.empty());
+    // XDG_CACHE_HOME must be absolute to count; MQAJIT_CACHE_GROUP is read as given.
+    const Settings relative = Settings::from_environment(
+        [](std::string_view name) -> std::optional<std::string> {
+            if (name == "XDG_CACHE_HOME") return "relative/cache";
+            if (name == "HOME") return "/home/someone";
+            if (name == "MQAJIT_CACHE_GROUP") return "team";
+            return std::nullopt;
+        },
+        [] { return std::optional<std::string>(); });
+    CHECK(relative.cache_dir == fs::path("/home/someone/.cache/mqajit"));
+    CHECK(relative.cache_group == std::optional<std::string>("team"));
+}
+
+TEST_CASE("user tuning database: with no location at all, rows stay in memory with one warning") {
+    mqajit::testing::LogCapture captured;
+    TuningDb database(std::nullopt, fs::path());
+    CHECK(database.rows().empty());
+    database.insert(mqajit::testing::glm5_row(256, 4096, "mfma32x32x64_bkv64_r1_w2_lds2"));
+    CHECK(database.user_db_in_memory());
+    CHECK(database.lookup(mqajit::testing::glm5_row(256, 4096, "x").key) != nullptr);
+    CHECK(captured.count("no location is known") == 1);
 }
 
 TEST_CASE("user tuning database: a symlink at its path is not followed, so nothing is written where it points") {

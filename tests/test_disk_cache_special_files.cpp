@@ -12,6 +12,7 @@
 
 #include "runtime/disk_cache.hpp"
 #include "runtime/hip_kernel_source.hpp"
+#include "tests/build_flags.hpp"
 #include "tests/runtime_fakes.hpp"
 #include "tests/support.hpp"
 
@@ -46,19 +47,12 @@ MQAJIT_TEST_CHILD("cache-versions", [](const std::vector<std::string>& args) {
     return 0;
 });
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-constexpr bool kAddressSanitizer = __has_feature(address_sanitizer);
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-
 // Runs a child with a 20 s limit and, where ASan does not need the address space, a 4 GiB one, so
 // a reader of /dev/zero fails instead of taking the machine's memory.
 std::string run_child(const std::string& name, const std::string& args, int* exit_code) {
-    const std::string command = std::string(kAddressSanitizer ? "" : "ulimit -v 4194304; ") + "timeout 20 " +
-                                fs::read_symlink("/proc/self/exe").string() + " --mqajit-child=" + name + " " + args;
+    const std::string limit = mqajit::testing::kAddressSanitizer ? "" : "ulimit -v 4194304; ";
+    const std::string command = limit + "timeout 20 " + fs::read_symlink("/proc/self/exe").string() +
+                                " --mqajit-child=" + name + " " + args;
     std::string output;
     *exit_code = mqajit::testing::run_command(command, &output);
     return output;

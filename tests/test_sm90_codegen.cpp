@@ -13,6 +13,7 @@
 #include "runtime/compiler.hpp"
 #include "codegen/variant_registry.hpp"
 #include "tests/gpu_support.hpp"
+#include "tests/build_flags.hpp"
 
 namespace {
 
@@ -21,8 +22,9 @@ using mqajit::MatrixOp;
 using mqajit::Variant;
 
 // NOTES: the goal is under 1 s per variant (measured 0.2-0.6 s on the 2-core CI machine);
-// the assertion leaves room for a loaded machine.
-constexpr double kMaxCompileSeconds = 3.0;
+// the assertion leaves room for a loaded machine, and more under ASan, whose malloc NVRTC calls
+// (measured 3-5 s a variant there, on a loaded machine).
+constexpr double kMaxCompileSeconds = mqajit::testing::kAddressSanitizer ? 30.0 : 3.0;
 
 void check_wgmma_variants_compile(int heads, int head_dim) {
     MQAJIT_REQUIRE_BACKEND(mqajit::Vendor::nvidia);

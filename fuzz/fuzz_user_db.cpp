@@ -1,8 +1,10 @@
-// A damaged user database: whatever bytes sit in tuning.db, opening it, looking up, listing and
-// inserting never crash; either the file is used (and then holds the inserted row) or the process
-// falls back to memory with the rows it wrote, and says why it could not read the file.
+// A damaged user database: whatever bytes sit in tuning.db, opening it (migrating a version 1
+// file), looking up (the other mode and the nearest SM count too), listing and inserting never
+// crash; either the file is used (and then holds the inserted row) or the process falls back to
+// memory with the rows it wrote, and says why it could not read the file.
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "fuzz/fuzz_support.hpp"
@@ -33,6 +35,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         TuningDb database(std::nullopt, db);
         const TunedRow row = probe_row();
         (void)database.lookup(row.key);
+        // The other mode and other SM counts: the stand-in rules read every group key of the file.
+        for (int cu_num : {1, 255, 257, std::numeric_limits<int>::max()}) {
+            for (int clean_logits : {0, 1}) {
+                ShapeKey other = row.key;
+                other.cu_num = cu_num;
+                other.clean_logits = clean_logits;
+                (void)database.explain(other);
+            }
+        }
         for (const TunedRow& stored : database.user_rows()) (void)to_string(stored.key);
         const bool unreadable = database.user_db_read_problem().has_value();
         database.insert(row);

@@ -246,6 +246,12 @@ std::vector<ShapeKey> select_group_keys(sqlite::Database& database) {
         key.visit([&](std::string_view name, auto& value) {
             if (!is_length_column(name)) read_column(*statement, column++, value);
         });
+        // NOTES: a group no mqajit could have written (a size that is not positive, a mode other
+        // than 0 or 1: the file was edited or damaged) never serves, nor stands in as the nearest
+        // SM count; `db check` names its rows. The lengths are not part of a group.
+        ShapeKey probe = key;
+        probe.seq_len = probe.seq_len_kv = 1;
+        if (key_problem(probe)) continue;
         keys.push_back(std::move(key));
     }
     return keys;

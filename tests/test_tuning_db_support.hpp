@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/log.hpp"
 #include "tests/support.hpp"
@@ -91,6 +92,16 @@ inline void make_version_1_db(const std::filesystem::path& file) {
         "'2026-11-30', '');"
         "INSERT INTO tuned_mqa_logits VALUES ('sm_90a', 132, 32, 128, 4096, 8192, 'baseline', 'baseline', 30, NULL, "
         "'', '', '', '', '', '');");
+}
+
+// Whether `text` is valid UTF-8, as JSON output (and Python) need it.
+inline bool valid_utf8(std::string_view text) {
+    try {
+        (void)nlohmann::json(std::string(text)).dump();
+        return true;
+    } catch (const nlohmann::json::exception&) {
+        return false;
+    }
 }
 
 inline std::filesystem::path shipped_configs_dir() {

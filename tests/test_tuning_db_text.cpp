@@ -20,15 +20,6 @@ namespace {
 
 const std::string kRow = "gfx950,256,32,128,256,4096,flydsl,mfma32x32x64_bkv64_r1_w2_lds2,18.4";
 
-bool valid_utf8(std::string_view text) {
-    try {
-        (void)nlohmann::json(std::string(text)).dump();
-        return true;
-    } catch (const nlohmann::json::exception&) {
-        return false;
-    }
-}
-
 std::string quoted(const std::filesystem::path& path) { return "'" + path.string() + "'"; }
 
 }  // namespace

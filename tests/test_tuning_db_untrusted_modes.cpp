@@ -44,15 +44,6 @@ ShapeKey sm90_key(int cu_num, int clean_logits) {
             .seq_len = 1024, .seq_len_kv = 8192};
 }
 
-bool valid_utf8(const std::string& text) {
-    try {
-        (void)nlohmann::json(text).dump();
-        return true;
-    } catch (const nlohmann::json::exception&) {
-        return false;
-    }
-}
-
 std::string quoted(const std::filesystem::path& path) { return "'" + path.string() + "'"; }
 
 }  // namespace

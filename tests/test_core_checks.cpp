@@ -95,7 +95,7 @@ TEST_CASE("core: numbers parse checked, never wrapped or saturated") {
     CHECK(problem.find("not a number") != std::string::npos);
 }
 
-TEST_CASE("core: whole-file reads take regular files only, within a limit; writes are atomic") {
+TEST_CASE("core: whole-file reads take regular files only, within a limit, and writes are atomic") {
     TempDir dir("core-files");
     const fs::path file = dir.path() / "table.csv";
     write_file_atomically(file, "a,b\n1,2\n");

@@ -2,10 +2,15 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
+#include <cerrno>
 #include <cstdlib>
+#include <vector>
+
+#include <pwd.h>
+#include <unistd.h>
 
 #include "core/check.hpp"
+#include "core/parse_number.hpp"
 
 namespace mqajit {
 namespace {
@@ -16,10 +21,16 @@ std::string lowercase(std::string_view text) {
     return result;
 }
 
-std::filesystem::path default_cache_root(const Settings::EnvLookup& lookup) {
-    if (auto xdg = lookup("XDG_CACHE_HOME"); xdg && !xdg->empty()) return *xdg;
+// NOTES: never a folder every user shares (the old /tmp fallback let any user plant kernels and
+// links there): without HOME the passwd entry's home, else no cache folder at all.
+std::filesystem::path default_cache_root(const Settings::EnvLookup& lookup,
+                                         const std::function<std::optional<std::string>()>& home_of_user) {
+    // XDG: a relative XDG_CACHE_HOME is invalid and is ignored.
+    if (auto xdg = lookup("XDG_CACHE_HOME"); xdg && std::filesystem::path(*xdg).is_absolute()) return *xdg;
     if (auto home = lookup("HOME"); home && !home->empty()) return std::filesystem::path(*home) / ".cache";
-    return std::filesystem::temp_directory_path();
+    if (auto home = home_of_user(); home && std::filesystem::path(*home).is_absolute() && *home != "/")
+        return std::filesystem::path(*home) / ".cache";
+    return {};
 }
 
 }  // namespace
@@ -33,12 +44,10 @@ bool parse_bool(std::string_view name, std::string_view value) {
 }
 
 std::int64_t parse_int(std::string_view name, std::string_view value) {
-    std::int64_t result = 0;
-    const char* end = value.data() + value.size();
-    auto [ptr, ec] = std::from_chars(value.data(), end, result);
-    MQAJIT_CHECK(!value.empty() && ec == std::errc() && ptr == end,
-                 "{}='{}' is not a whole number; give digits only, like 256", name, value);
-    return result;
+    std::string problem;
+    const auto result = parse_whole_int64(value, &problem);
+    MQAJIT_CHECK(result.has_value(), "{}: {}; give digits only, like 256", name, problem);
+    return *result;
 }
 
 LogLevel parse_log_level(std::string_view name, std::string_view value) {
@@ -53,7 +62,17 @@ LogLevel parse_log_level(std::string_view name, std::string_view value) {
                 name, value);
 }
 
-Settings Settings::from_environment(const EnvLookup& lookup) {
+std::optional<std::string> Settings::passwd_home() {
+    std::vector<char> buffer(16384);
+    struct passwd entry {};
+    struct passwd* found = nullptr;
+    while (getpwuid_r(geteuid(), &entry, buffer.data(), buffer.size(), &found) == ERANGE) buffer.resize(buffer.size() * 2);
+    if (found == nullptr || found->pw_dir == nullptr) return std::nullopt;
+    return std::string(found->pw_dir);
+}
+
+Settings Settings::from_environment(const EnvLookup& lookup,
+                                    const std::function<std::optional<std::string>()>& home_of_user) {
     Settings s;
     auto get = [&](std::string_view name) -> std::optional<std::string> {
         auto value = lookup(name);
@@ -61,10 +80,11 @@ Settings Settings::from_environment(const EnvLookup& lookup) {
         return value;
     };
     if (auto v = get("MQAJIT_LOG_LEVEL")) s.log_level = parse_log_level("MQAJIT_LOG_LEVEL", *v);
-    s.cache_dir = default_cache_root(lookup) / "mqajit";
+    if (auto root = default_cache_root(lookup, home_of_user); !root.empty()) s.cache_dir = root / "mqajit";
     if (auto v = get("MQAJIT_CACHE_DIR")) s.cache_dir = *v;
-    s.user_db_path = s.cache_dir / "tuning.db";
+    if (!s.cache_dir.empty()) s.user_db_path = s.cache_dir / "tuning.db";
     if (auto v = get("MQAJIT_TUNING_DB")) s.user_db_path = *v;
+    if (auto v = get("MQAJIT_CACHE_GROUP")) s.cache_group = *v;
     if (auto v = get("MQAJIT_SYSTEM_DB")) s.system_db_path = std::filesystem::path(*v);
     if (auto v = get("MQAJIT_DISABLE_JIT")) s.disable_jit = parse_bool("MQAJIT_DISABLE_JIT", *v);
     if (auto v = get("MQAJIT_DISABLE_DISK_CACHE"))
@@ -83,7 +103,9 @@ Settings Settings::from_environment(const EnvLookup& lookup) {
 
 Settings Settings::from_process_environment() {
     return from_environment([](std::string_view name) -> std::optional<std::string> {
-        const char* value = std::getenv(std::string(name).c_str());
+        // NOTES: secure_getenv: in a setuid or setgid process (AT_SECURE) every variable reads as
+        // unset, so whoever runs such a program cannot pick the libraries it loads (docs/settings.md).
+        const char* value = secure_getenv(std::string(name).c_str());
         if (value == nullptr) return std::nullopt;
         return std::string(value);
     });

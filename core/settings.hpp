@@ -15,8 +15,11 @@ enum class LogLevel { trace, debug, info, warn, error, off };
 
 struct Settings {
     LogLevel log_level = LogLevel::warn;
-    std::filesystem::path cache_dir;        // MQAJIT_CACHE_DIR, default <user cache>/mqajit
+    // MQAJIT_CACHE_DIR, default <user cache>/mqajit; empty when this user has no home folder
+    // (then kernels stay in memory and user rows too: never a folder every user shares).
+    std::filesystem::path cache_dir;
     std::filesystem::path user_db_path;     // MQAJIT_TUNING_DB, default <cache_dir>/tuning.db
+    std::optional<std::string> cache_group;  // MQAJIT_CACHE_GROUP: share the cache with this group
     std::optional<std::filesystem::path> system_db_path;  // MQAJIT_SYSTEM_DB, default: the installed one
     bool disable_jit = false;               // MQAJIT_DISABLE_JIT
     bool disable_disk_cache = false;        // MQAJIT_DISABLE_DISK_CACHE
@@ -27,8 +30,11 @@ struct Settings {
     bool nearest_cu_num = true;             // MQAJIT_NEAREST_CU_NUM: an untuned SM count uses the nearest tuned one
 
     using EnvLookup = std::function<std::optional<std::string>(std::string_view name)>;
+    // `home_of_user`: this user's home from the passwd database, for when HOME is not set.
     // Parses strictly: a malformed value throws mqajit::Error naming the variable and what it accepts.
-    static Settings from_environment(const EnvLookup& lookup);
+    static Settings from_environment(const EnvLookup& lookup,
+                                     const std::function<std::optional<std::string>()>& home_of_user = passwd_home);
+    static std::optional<std::string> passwd_home();
     static Settings from_process_environment();
 };
 

@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 
 #include "core/check.hpp"
+#include "core/files.hpp"
 #include "runtime/subprocess.hpp"
 
 namespace mqajit {
@@ -42,9 +42,8 @@ void write_file(const std::filesystem::path& path, std::string_view text) {
 }
 
 std::vector<char> read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    MQAJIT_CHECK_KIND(io, in.good(), "cannot read {}", path.string());
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    const std::string bytes = read_regular_file(path, "clang's code object", std::size_t{1} << 30);
+    return {bytes.begin(), bytes.end()};
 }
 
 // "Debian clang version 22.1.8 (1~deb12u1)" -> "22.1.8"; empty when this is not clang.

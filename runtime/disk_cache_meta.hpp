@@ -1,5 +1,6 @@
 #pragma once
-// meta.json of a kernel cache entry: what built the binary, and its size and hash to check it by.
+// meta.json of a kernel cache entry: what built the binary, and its size and SHA-256 to check it
+// by. The entry's meta.hmac seals this file (runtime/disk_cache_seal.hpp).
 
 #include <cstdint>
 #include <string>
@@ -12,7 +13,8 @@
 namespace mqajit {
 
 struct DiskCacheMeta {
-    static constexpr int kFormat = 1;  // bump when fields change meaning; other formats read as misses
+    // Bump when fields change meaning; other formats read as misses. 2: sealed, SHA-256 of the binary.
+    static constexpr int kFormat = 2;
 
     std::string key;               // the entry's folder name
     std::string family;            // e.g. "sm90_mqa_logits"
@@ -24,14 +26,14 @@ struct DiskCacheMeta {
     std::string kernel_name;
     std::string source_hash;
     std::uint64_t binary_bytes = 0;
-    std::string binary_hash;
+    std::string binary_sha256;     // hex
     std::string created;           // UTC, "2025-01-31T12:00:00Z"
     ResourceUsage usage;
     std::string log;               // the compiler's log, so a cache hit can still show it
 };
 
 nlohmann::json to_json(const DiskCacheMeta& meta);
-// Throws mqajit::Error(io) naming the missing or mistyped field.
+// Throws mqajit::Error(io) naming the missing or mistyped field, or a number its field cannot hold.
 DiskCacheMeta meta_from_json(const nlohmann::json& json);
 
 // The current time as "YYYY-MM-DDTHH:MM:SSZ".

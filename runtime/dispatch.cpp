@@ -37,6 +37,11 @@ namespace {
 
 std::optional<DiskCache> make_disk_cache() {
     if (settings().disable_disk_cache) return std::nullopt;
+    if (settings().cache_dir.empty()) {
+        log().warn("no folder for the kernel cache (neither HOME, XDG_CACHE_HOME nor a passwd home is known); "
+                   "kernels are compiled and kept in memory only. Set MQAJIT_CACHE_DIR to keep them");
+        return std::nullopt;
+    }
     return DiskCache(settings().cache_dir / "kernels");
 }
 
@@ -114,7 +119,10 @@ KernelChoice Dispatcher::decide(DeviceState& state, const ProblemShape& shape, b
     const TunedRow* row = TuningDb::instance().lookup(key);
     if (row == nullptr) return {std::nullopt, "no tuned row for this arch, SM count, heads and head_dim"};
     if (row->backend != "jit") return {std::nullopt, fmt::format("tuned row {} picks the baseline", row->origin)};
-    const Variant variant = Variant::parse(row->variant);
+    std::string unparsable;
+    const std::optional<Variant> parsed = parse_tuned_variant(row->origin, row->variant, &unparsable);
+    if (!parsed) return {std::nullopt, std::move(unparsable)};
+    const Variant& variant = *parsed;
     const Support support = registry.supports(state.arch, shape.heads, shape.head_dim, variant);
     if (!support.ok) return {std::nullopt, fmt::format("tuned variant {} cannot run here: {}", row->variant, support.reason)};
     return {variant, tuned_row_reason(*row, key)};

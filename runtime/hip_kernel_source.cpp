@@ -1,10 +1,8 @@
 #include "runtime/hip_kernel_source.hpp"
 
 #include <algorithm>
-#include <fstream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "core/check.hpp"
 #include "core/log.hpp"
@@ -33,10 +31,6 @@ private:
     std::string version_;
 };
 
-bool is_entry_name(const std::string& name) {
-    return name.size() == 32 && name.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
-
 }  // namespace
 
 KernelKey runtime_kernel_key(const Variant& variant, int heads, int head_dim, const Arch& live,
@@ -53,15 +47,12 @@ CompileRequest runtime_compile_request(const Variant& variant, int heads, int he
 }
 
 std::vector<std::string> clang_hip_versions_in(const std::filesystem::path& root) {
+    // NOTES: through DiskCache, so only entries it trusts count, and no file in the cache (a FIFO,
+    // a link to a device) can stall the search.
     std::vector<std::string> versions;
-    std::error_code error;
-    for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
-        if (!is_entry_name(entry.path().filename().string())) continue;
-        std::ifstream meta(entry.path() / "meta.json");
-        const nlohmann::json json = nlohmann::json::parse(meta, nullptr, /*allow_exceptions=*/false);
-        if (!json.is_object() || json.value("compiler", "") != "clang-hip") continue;
-        const std::string version = json.value("compiler_version", "");
-        if (!version.empty() && std::ranges::find(versions, version) == versions.end()) versions.push_back(version);
+    for (const DiskCacheMeta& meta : DiskCache(root).entries()) {
+        if (meta.compiler != "clang-hip" || meta.compiler_version.empty()) continue;
+        if (std::ranges::find(versions, meta.compiler_version) == versions.end()) versions.push_back(meta.compiler_version);
     }
     std::ranges::sort(versions, std::greater<>());
     return versions;

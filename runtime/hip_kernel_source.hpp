@@ -24,7 +24,7 @@ KernelKey runtime_kernel_key(const Variant& variant, int heads, int head_dim, co
 CompileRequest runtime_compile_request(const Variant& variant, int heads, int head_dim, const Arch& live);
 
 // The clang-hip versions that built code objects in the kernel cache at `root` (from their
-// meta.json), newest first; empty when there are none or the folder is unreadable.
+// checked meta.json), newest first; empty when there are none or the folder is unusable.
 std::vector<std::string> clang_hip_versions_in(const std::filesystem::path& root);
 
 class HipKernelSource {

@@ -33,6 +33,10 @@ std::shared_ptr<const NvrtcApi> NvrtcApi::load(std::span<const std::string> cand
     const nvrtcResult version = api->nvrtcVersion(&api->major_, &api->minor_);
     MQAJIT_CHECK_KIND(not_found, version == NVRTC_SUCCESS, "nvrtcVersion failed in {}: {}", api->library_path_,
                       api->describe(version));
+    // NOTES: libnvrtc allocates 72,704 bytes when loaded (its own libstdc++'s emergency exception
+    // pool) and never frees them; unloaded at exit, that block reads as a leak to LeakSanitizer,
+    // with its stack attributed to whatever is mapped there later. Kept loaded, like the drivers.
+    api->library_.keep_loaded();
 
     // NOTES: libnvrtc has no RUNPATH and opens libnvrtc-builtins.so.<major>.<minor> by name at the
     // first compile, so a libnvrtc found outside the loader's path would fail there. Loading the

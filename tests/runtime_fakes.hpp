@@ -10,6 +10,7 @@
 #include "core/check.hpp"
 #include "runtime/compiler.hpp"
 #include "runtime/device.hpp"
+#include "runtime/disk_cache_meta.hpp"
 
 namespace mqajit::testing {
 
@@ -92,6 +93,23 @@ inline CompileRequest fake_request(std::string source = "kernel body", std::stri
     request.kernel_name = "fake_kernel";
     request.arch = std::move(arch);
     return request;
+}
+
+// Metadata for a hand-published disk cache entry (what KernelCache would record for a compile).
+inline DiskCacheMeta sample_cache_meta(std::string compiler = "fake") {
+    DiskCacheMeta meta;
+    meta.family = "sm90_mqa_logits";
+    meta.variant = "wgmma64x128x32_bkv128_r4_w2_lds3_h32_d128";
+    meta.compiler = std::move(compiler);
+    meta.compiler_version = "1.0";
+    meta.arch = "sm_90a";
+    meta.options = {"--target=sm_90a", "-DX=1"};
+    meta.kernel_name = "fake_kernel";
+    meta.source_hash = "abc";
+    meta.usage = {.registers = 168, .shared_bytes = 32, .spill_store_bytes = 0, .spill_load_bytes = 0,
+                  .stack_bytes = 0};
+    meta.log = "ptxas info : Used 168 registers";
+    return meta;
 }
 
 }  // namespace mqajit::testing

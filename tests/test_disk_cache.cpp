@@ -42,21 +42,7 @@ std::size_t count_entries(const fs::path& folder) {
     return static_cast<std::size_t>(std::distance(fs::directory_iterator(folder), fs::directory_iterator()));
 }
 
-DiskCacheMeta sample_meta() {
-    DiskCacheMeta meta;
-    meta.family = "sm90_mqa_logits";
-    meta.variant = "wgmma64x128x32_bkv128_r4_w2_lds3_h32_d128";
-    meta.compiler = "fake";
-    meta.compiler_version = "1.0";
-    meta.arch = "sm_90a";
-    meta.options = {"--target=sm_90a", "-DX=1"};
-    meta.kernel_name = "fake_kernel";
-    meta.source_hash = "abc";
-    meta.usage = {.registers = 168, .shared_bytes = 32, .spill_store_bytes = 0, .spill_load_bytes = 0,
-                  .stack_bytes = 0};
-    meta.log = "ptxas info : Used 168 registers";
-    return meta;
-}
+DiskCacheMeta sample_meta() { return testing::sample_cache_meta(); }
 
 // Captures what the mqajit logger writes while it lives.
 class LogCapture {
@@ -188,7 +174,7 @@ TEST_CASE("disk cache: an entry that is never published leaves no temporary fold
     TempDir dir("disk-cache-temp");
     fs::path temp;
     try {
-        DiskCacheEntry entry(dir.path(), std::string(32, 'a'));
+        DiskCacheEntry entry(dir.path(), std::string(32, 'a'), TrustPolicy::for_process(std::nullopt));
         temp = entry.temp_path();
         entry.write_file("kernel.bin", bytes_of("partial"));
         REQUIRE(fs::exists(temp / "kernel.bin"));
@@ -207,8 +193,9 @@ TEST_CASE("disk cache: when two writers publish one key, the first entry stands 
     fs::path published;
     fs::path second_temp;
     {
-        DiskCacheEntry first(dir.path(), key);
-        DiskCacheEntry second(dir.path(), key);
+        const TrustPolicy policy = TrustPolicy::for_process(std::nullopt);
+        DiskCacheEntry first(dir.path(), key, policy);
+        DiskCacheEntry second(dir.path(), key, policy);
         second_temp = second.temp_path();
         first.write_file("kernel.bin", bytes_of("first"));
         second.write_file("kernel.bin", bytes_of("second"));

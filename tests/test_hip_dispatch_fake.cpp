@@ -19,6 +19,7 @@
 #include "runtime/compiler_clang_hip.hpp"
 #include "tests/hip_fakes.hpp"
 #include "tests/support.hpp"
+#include "tuning_db/sqlite.hpp"
 #include "tuning_db/tuning_db.hpp"
 
 using namespace mqajit;
@@ -211,4 +212,37 @@ TEST_CASE("hip dispatch (fake MI355X): MQAJIT_MEMORY_CACHE_CAPACITY bounds the k
     const std::string roomy = run_child(rocm, "MQAJIT_MEMORY_CACHE_CAPACITY=8", "hiprtc", "256:4096 1024:4096 256:4096");
     INFO(roomy);
     CHECK(count(roomy, "LOADED 2\n") == 2);
+}
+
+TEST_CASE("hip dispatch (fake MI355X): a tuned row whose variant no longer parses serves the baseline with one "
+          "warning") {
+    if (real_gpu_present()) MQAJIT_SKIP("a real GPU is present, so dispatch would not reach the fake AMD device");
+    const mqajit::testing::FakeRocmInstall rocm(/*with_hiprtc=*/true);
+    // A row imported while it was valid, then renamed behind mqajit's back (another version wrote it,
+    // or someone edited the file with sqlite3).
+    const std::filesystem::path user_db = rocm.cache() / "edited.db";
+    {
+        TuningDb database(std::nullopt, user_db);
+        TunedRow row;
+        row.key = {.arch = "gfx950", .cu_num = 256, .heads = kHeads, .head_dim = kHeadDim, .clean_logits = 1,
+                   .seq_len = 256, .seq_len_kv = 4096};
+        row.backend = "jit";
+        row.variant = kVariantA;
+        row.us = 10.0;
+        database.insert(row);
+    }
+    {
+        sqlite::Database database(user_db, sqlite::OpenMode::read_write);
+        database.execute("UPDATE tuned_mqa_logits SET variant = variant || '_v2'");
+    }
+    const std::string output = run_child(rocm, "MQAJIT_TUNING_DB=" + user_db.string(), "hiprtc", "256:4096 300:4096");
+    INFO(output);
+    CHECK(count(output, "ERROR") == 0);
+    const std::string unparsable = "names variant '" + kVariantA + "_v2', which this build cannot parse";
+    CHECK(count(output, unparsable + ": ") == 3);  // the warning, then each call's reason
+    CHECK(count(output, "; using the baseline kernel instead (check the table with `mqajit db check`)") == 1);
+    CHECK(count(output, "REASON tuned row user:" + user_db.string() + " " + unparsable) == 2);
+    CHECK(count(output, "HIPRTC 0 compile(s)") == 1);
+    if (prebuilt_amd_archs().empty()) return;
+    CHECK(count(output, "RESULT baseline launched " + kBaselineKernel + " block 256\n") == 2);
 }

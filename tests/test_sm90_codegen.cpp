@@ -13,6 +13,7 @@
 #include "runtime/compiler.hpp"
 #include "codegen/variant_registry.hpp"
 #include "tests/gpu_support.hpp"
+#include "tests/build_flags.hpp"
 
 namespace {
 

@@ -8,6 +8,7 @@
 #include "tests/test_tuning_db_support.hpp"
 #include "tuning_db/row_table.hpp"
 #include "tuning_db/sqlite.hpp"
+#include "tuning_db/tuning_db.hpp"
 
 using namespace mqajit;
 using namespace mqajit::testing;
@@ -265,4 +266,64 @@ TEST_CASE("tuning cli: the build made the system database from the shipped CSVs"
                               "--seq-len-kv 60000",
                           &output) == 0);
     CHECK(output.ends_with("mfma32x32x64_bkv128_r2_w4_lds2\n"));
+}
+
+TEST_CASE("tuning cli: every command that reads the user database exits 1, saying why, when it cannot read it") {
+    struct Damage {
+        const char* name;
+        void (*apply)(const std::filesystem::path& user_db);
+        const char* says;
+    };
+    const Damage damages[] = {
+        {"not a database", [](const std::filesystem::path& db) { write_text(db, std::string(3000, 'z')); },
+         "is damaged or not an SQLite database"},
+        {"a folder", [](const std::filesystem::path& db) { std::filesystem::create_directories(db); }, "cannot be used"},
+        {"a future schema", [](const std::filesystem::path& db) {
+             TuningDb(std::nullopt, db).insert(glm5_row(256, 4096, "mfma32x32x64_bkv64_r1_w2_lds2"));
+             sqlite::Database(db, sqlite::OpenMode::read_write).execute(
+                 "UPDATE meta SET value = '99' WHERE key = 'schema_version'");
+         }, "has schema version 99"},
+        {"a schema version that is not a number", [](const std::filesystem::path& db) {
+             TuningDb(std::nullopt, db).insert(glm5_row(256, 4096, "mfma32x32x64_bkv64_r1_w2_lds2"));
+             sqlite::Database(db, sqlite::OpenMode::read_write).execute(
+                 "UPDATE meta SET value = '1abc' WHERE key = 'schema_version'");
+         }, "records schema_version '1abc', not a number"},
+    };
+    const char* commands[] = {"list", "list --user-only", "list --json", "export -", "export --user-only -",
+                              "lookup --arch gfx950 --cu-num 256 --heads 32 --head-dim 128 --seq-len 256 --seq-len-kv 4096",
+                              "check"};
+    for (const Damage& damage : damages) {
+        CAPTURE(damage.name);
+        CliFixture fixture;
+        damage.apply(fixture.user_db);
+        for (const char* command : commands) {
+            CAPTURE(command);
+            std::string output;
+            CHECK(fixture.db(command, &output) == 1);
+            INFO(output);
+            CHECK(contains(output, "cannot read the user tuning database " + fixture.user_db.string()));
+            CHECK(contains(output, damage.says));
+        }
+    }
+}
+
+TEST_CASE("tuning cli: a system database without its table is refused when opened, with a clear message") {
+    CliFixture fixture;
+    {
+        sqlite::Database database(fixture.system_db, sqlite::OpenMode::read_write);
+        database.execute("DROP TABLE tuned_mqa_logits");
+    }
+    std::string output;
+    CHECK(fixture.db("list", &output) == 1);
+    INFO(output);
+    CHECK(contains(output, fixture.system_db.string()));
+    CHECK(contains(output, "has no table tuned_mqa_logits"));
+    CHECK_FALSE(contains(output, "no such table"));
+
+    // The library: one warning, and the baseline for untuned shapes.
+    LogCapture captured;
+    TuningDb database(fixture.system_db, fixture.user_db);
+    CHECK(database.system_rows().empty());
+    CHECK(database.lookup(glm5_row(256, 4096, "x").key) == nullptr);
+    CHECK(captured.count("has no table tuned_mqa_logits") == 1);
 }

@@ -86,7 +86,7 @@ TEST_CASE("tuning csv: each kind of malformed row is reported with file:line and
                                              "dir/m.csv:7", "dir/m.csv:10", "dir/m.csv:11", "dir/m.csv:12"});
     REQUIRE(parsed.problems.size() == 8);
     CHECK(parsed.problems[0].message.find("8 fields but the header has 9") != std::string::npos);
-    CHECK(parsed.problems[1].message.find("head_dim '12x' is not a number") != std::string::npos);
+    CHECK(parsed.problems[1].message.find("head_dim '12x' is not a whole number") != std::string::npos);
     CHECK(parsed.problems[2].message.find("backend 'cuda'") != std::string::npos);
     CHECK(parsed.problems[3].message.find("variant 'mfma32x32_bkv64'") != std::string::npos);
     CHECK(parsed.problems[4].message.find("seq_len is 0") != std::string::npos);

@@ -197,7 +197,7 @@ TEST_CASE("tuning csv: the clean_logits column is read and written, and a table 
     REQUIRE(bad.problems.size() == 2);
     CHECK(bad.problems[0].place == "bad.csv:2");
     CHECK(bad.problems[0].message.find("clean_logits is 2; it must be 0 or 1") != std::string::npos);
-    CHECK(bad.problems[1].message.find("clean_logits 'yes' is not a number") != std::string::npos);
+    CHECK(bad.problems[1].message.find("clean_logits 'yes' is not a whole number") != std::string::npos);
 }
 
 TEST_CASE("tuning csv: the shipped tuned tables carry the mode column, their rows are clean_logits=1 rows") {
@@ -209,28 +209,6 @@ TEST_CASE("tuning csv: the shipped tuned tables carry the mode column, their row
         for (const TunedRow& row : table.rows) CHECK(row.key.clean_logits == 1);
     }
 }
-
-namespace {
-
-// A user database as mqajit wrote it before the clean_logits column (schema version 1).
-void make_version_1_db(const std::filesystem::path& file) {
-    sqlite::Database database(file, sqlite::OpenMode::read_write_create);
-    database.execute(
-        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-        "INSERT INTO meta VALUES ('schema_version', '1');"
-        "CREATE TABLE tuned_mqa_logits (arch TEXT NOT NULL, cu_num INTEGER NOT NULL, heads INTEGER NOT NULL, "
-        "head_dim INTEGER NOT NULL, seq_len INTEGER NOT NULL, seq_len_kv INTEGER NOT NULL, backend TEXT NOT NULL, "
-        "variant TEXT NOT NULL, us REAL NOT NULL, baseline_us REAL, runner_up TEXT NOT NULL, tuner_version TEXT NOT "
-        "NULL, compiler_version TEXT NOT NULL, driver_version TEXT NOT NULL, date TEXT NOT NULL, origin TEXT NOT NULL, "
-        "PRIMARY KEY (arch, cu_num, heads, head_dim, seq_len, seq_len_kv)) WITHOUT ROWID;"
-        "INSERT INTO tuned_mqa_logits VALUES ('sm_90a', 132, 32, 128, 1024, 8192, 'jit', "
-        "'wgmma64x128x32_bkv64_r4_w2_lds4', 11.5, 20.25, 'baseline', 'mqajit-tune 0.1.0', 'nvrtc 13.0', '13.0', "
-        "'2026-11-30', '');"
-        "INSERT INTO tuned_mqa_logits VALUES ('sm_90a', 132, 32, 128, 4096, 8192, 'baseline', 'baseline', 30, NULL, "
-        "'', '', '', '', '', '');");
-}
-
-}  // namespace
 
 TEST_CASE("tuning user db: a version 1 database is migrated in place, its rows becoming clean_logits=1 rows") {
     TempDir dir("migrate");

@@ -177,6 +177,27 @@ TEST_CASE("tuning user db: a corrupted file gives one warning, then memory, no c
     CHECK(read_text(file) == garbage);  // never overwritten
 }
 
+// Found by fuzz_user_db: a file whose damaged page shows only when the group is read again after a
+// successful insert. The fallback used to start an empty memory database, losing the row just written.
+TEST_CASE("tuning user db: a file found damaged after a write keeps this process's rows in memory") {
+    TempDir dir("user-damaged-after-write");
+    const auto file = dir.path() / "tuning.db";
+    std::filesystem::copy_file(std::filesystem::path(MQAJIT_SOURCE_DIR) / "fuzz/corpus/fuzz_user_db/damaged_tree_page.db",
+                               file);
+    LogCapture capture;
+    TuningDb db(std::nullopt, file);
+    const TunedRow written = make_row("gfx950", 256, 32, 128, 4096, 65536, "mfma32x32x64_bkv64_r2_w4_lds3", 12.5);
+    CHECK(db.lookup(written.key) != nullptr);  // another row of the group answers before the insert
+    db.insert(written);
+    const TunedRow* row = db.lookup(written.key);
+    REQUIRE(row != nullptr);
+    CHECK(row->key == written.key);
+    CHECK(row->variant == written.variant);
+    CHECK(db.user_db_in_memory());
+    CHECK(capture.warnings() == 1);
+    CHECK(capture.text().find("is damaged or not an SQLite database") != std::string::npos);
+}
+
 TEST_CASE("tuning user db: a database of another schema version is left alone with one warning") {
     TempDir dir("user-version");
     const auto file = dir.path() / "tuning.db";

@@ -13,9 +13,11 @@
 #include <string_view>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/log.hpp"
 #include "tests/support.hpp"
+#include "tuning_db/sqlite.hpp"
 #include "tuning_db/system_db.hpp"
 #include "tuning_db/tuned_row.hpp"
 
@@ -73,6 +75,34 @@ struct SystemDbFixture {
         REQUIRE(built.mqa_logits.rows.size() == num_rows);
     }
 };
+
+// A user database as mqajit wrote it before the clean_logits column (schema version 1).
+inline void make_version_1_db(const std::filesystem::path& file) {
+    sqlite::Database database(file, sqlite::OpenMode::read_write_create);
+    database.execute(
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES ('schema_version', '1');"
+        "CREATE TABLE tuned_mqa_logits (arch TEXT NOT NULL, cu_num INTEGER NOT NULL, heads INTEGER NOT NULL, "
+        "head_dim INTEGER NOT NULL, seq_len INTEGER NOT NULL, seq_len_kv INTEGER NOT NULL, backend TEXT NOT NULL, "
+        "variant TEXT NOT NULL, us REAL NOT NULL, baseline_us REAL, runner_up TEXT NOT NULL, tuner_version TEXT NOT "
+        "NULL, compiler_version TEXT NOT NULL, driver_version TEXT NOT NULL, date TEXT NOT NULL, origin TEXT NOT NULL, "
+        "PRIMARY KEY (arch, cu_num, heads, head_dim, seq_len, seq_len_kv)) WITHOUT ROWID;"
+        "INSERT INTO tuned_mqa_logits VALUES ('sm_90a', 132, 32, 128, 1024, 8192, 'jit', "
+        "'wgmma64x128x32_bkv64_r4_w2_lds4', 11.5, 20.25, 'baseline', 'mqajit-tune 0.1.0', 'nvrtc 13.0', '13.0', "
+        "'2026-11-30', '');"
+        "INSERT INTO tuned_mqa_logits VALUES ('sm_90a', 132, 32, 128, 4096, 8192, 'baseline', 'baseline', 30, NULL, "
+        "'', '', '', '', '', '');");
+}
+
+// Whether `text` is valid UTF-8, as JSON output (and Python) need it.
+inline bool valid_utf8(std::string_view text) {
+    try {
+        (void)nlohmann::json(std::string(text)).dump();
+        return true;
+    } catch (const nlohmann::json::exception&) {
+        return false;
+    }
+}
 
 inline std::filesystem::path shipped_configs_dir() {
     return std::filesystem::path(MQAJIT_SOURCE_DIR) / "tuning_db" / "configs";

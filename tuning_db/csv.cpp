@@ -1,8 +1,5 @@
 #include "tuning_db/csv.hpp"
 
-#include <charconv>
-#include <fstream>
-#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -12,6 +9,9 @@
 #include <fmt/ranges.h>
 
 #include "core/check.hpp"
+#include "core/files.hpp"
+#include "core/parse_number.hpp"
+#include "core/utf8.hpp"
 #include "variants/arch.hpp"
 
 namespace mqajit::tuning {
@@ -25,15 +25,6 @@ std::string_view trim(std::string_view text) {
     return text.substr(first, text.find_last_not_of(kSpaces) - first + 1);
 }
 
-template <class T>
-std::optional<T> parse_number(std::string_view text) {
-    T value{};
-    const char* end = text.data() + text.size();
-    auto [ptr, ec] = std::from_chars(text.data(), end, value);
-    if (text.empty() || ec != std::errc() || ptr != end) return std::nullopt;
-    return value;
-}
-
 // Parses one field into a row member; returns a problem message or an empty string.
 std::string parse_field(std::string_view column, std::string_view text, std::string& out) {
     (void)column;
@@ -41,13 +32,23 @@ std::string parse_field(std::string_view column, std::string_view text, std::str
     return {};
 }
 
-template <class T>
-    requires std::is_arithmetic_v<T>
-std::string parse_field(std::string_view column, std::string_view text, T& out) {
-    auto value = parse_number<T>(text);
-    if (!value) return fmt::format("{} '{}' is not a number", column, text);
-    out = *value;
-    return {};
+// NOTES: checked, so a number too large for its column is an error, never wrapped or saturated.
+std::string parse_field(std::string_view column, std::string_view text, int& out) {
+    std::string problem;
+    if (auto value = parse_whole_int(text, &problem)) out = *value;
+    return problem.empty() ? problem : fmt::format("{} {}", column, problem);
+}
+
+std::string parse_field(std::string_view column, std::string_view text, std::int64_t& out) {
+    std::string problem;
+    if (auto value = parse_whole_int64(text, &problem)) out = *value;
+    return problem.empty() ? problem : fmt::format("{} {}", column, problem);
+}
+
+std::string parse_field(std::string_view column, std::string_view text, double& out) {
+    std::string problem;
+    if (auto value = parse_finite_double(text, &problem)) out = *value;
+    return problem.empty() ? problem : fmt::format("{} {}", column, problem);
 }
 
 std::string parse_field(std::string_view column, std::string_view text, std::optional<double>& out) {
@@ -108,7 +109,12 @@ std::optional<HeaderLayout> read_header(const std::vector<std::string>& fields, 
     for (std::size_t i = 0; i < fields.size(); ++i) {
         std::string name = fields[i];
         if (name == csv_column_name("arch")) name = "arch";
-        layout.index_of.emplace(name, i);
+        const auto [found, inserted] = layout.index_of.emplace(name, i);
+        if (!inserted) {
+            problem = fmt::format("columns {} and {} both name '{}'; keep one", found->second + 1, i + 1,
+                                  csv_column_name(name));
+            return std::nullopt;
+        }
     }
     std::vector<std::string> missing;
     auto require = [&](std::string_view column, const auto&) {
@@ -224,6 +230,8 @@ std::vector<std::string> split_csv_line(std::string_view line) {
 template <class Key>
 CsvRowsOf<Key> parse_csv(std::string_view text, std::string_view source) {
     CsvRowsOf<Key> result;
+    // NOTES: editors on Windows start UTF-8 files with a byte-order mark; it is not part of the header.
+    if (text.starts_with(kUtf8ByteOrderMark)) text.remove_prefix(kUtf8ByteOrderMark.size());
     std::optional<HeaderLayout> layout;
     std::size_t line_number = 0;
     std::size_t pos = 0;
@@ -236,6 +244,14 @@ CsvRowsOf<Key> parse_csv(std::string_view text, std::string_view source) {
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
         if (trim(line).empty()) continue;
         const std::string place = fmt::format("{}:{}", source, line_number);
+        if (const auto bad = invalid_utf8_at(line)) {
+            result.problems.push_back({place, fmt::format("byte 0x{:02X} at column {} is not valid UTF-8; save the "
+                                                          "file as UTF-8{}",
+                                                          static_cast<unsigned char>(line[*bad]), *bad + 1,
+                                                          layout ? "; row skipped" : "")});
+            if (!layout) return result;
+            continue;
+        }
         std::vector<std::string> fields;
         try {
             fields = split_csv_line(line);
@@ -266,13 +282,7 @@ CsvRowsOf<Key> parse_csv(std::string_view text, std::string_view source) {
 
 template <class Key>
 CsvRowsOf<Key> read_csv_file(const std::filesystem::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    MQAJIT_CHECK_KIND(io, in.good(), "cannot read tuning table {}; check the path and its permissions",
-                      file.string());
-    std::ostringstream text;
-    text << in.rdbuf();
-    MQAJIT_CHECK_KIND(io, !in.bad(), "reading tuning table {} failed part way; check the disk", file.string());
-    return parse_csv<Key>(text.str(), file.string());
+    return parse_csv<Key>(read_regular_file(file, "tuning table"), file.string());
 }
 
 template <class Key>
@@ -343,23 +353,7 @@ void write_csv_file(const std::filesystem::path& file, std::span<const PagedTune
 }
 
 void write_csv_text_file(const std::filesystem::path& file, std::string_view text) {
-    const std::filesystem::path temp = file.string() + ".tmp";
-    {
-        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        MQAJIT_CHECK_KIND(io, out.good(), "cannot write {}; check that its folder exists and is writable",
-                          temp.string());
-        out.write(text.data(), static_cast<std::streamsize>(text.size()));
-        out.flush();
-        MQAJIT_CHECK_KIND(io, out.good(), "writing {} failed; check free disk space", temp.string());
-    }
-    std::error_code error;
-    std::filesystem::rename(temp, file, error);
-    if (error) {
-        const std::string reason = error.message();
-        std::filesystem::remove(temp, error);
-        MQAJIT_FAIL(io, "cannot move the finished CSV onto {}: {}; check the folder's permissions", file.string(),
-                    reason);
-    }
+    write_file_atomically(file, text);
 }
 
 #define MQAJIT_CSV_FOR(Key)                                                              \

@@ -1,6 +1,7 @@
 #include "tuning_db/group_choice.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <set>
 
@@ -57,7 +58,9 @@ GroupChoice<Key> choose_group(const Key& wanted_key, const std::vector<Key>& tun
         return choice;
     }
     // NOTES: std::set is ascending and min_element keeps the first of equals: a tie goes to the smaller.
-    const int nearest = *std::ranges::min_element(cu_nums, {}, [&](int cu) { return std::abs(cu - wanted.cu_num); });
+    // The distance in 64 bits: two ints' difference need not fit an int.
+    const int nearest = *std::ranges::min_element(
+        cu_nums, {}, [&](int cu) { return std::abs(std::int64_t{cu} - std::int64_t{wanted.cu_num}); });
     Key served = wanted;
     served.cu_num = nearest;
     choice.fallbacks.push_back(fmt::format("{} is not tuned at cu_num {}: the nearest tuned cu_num, {}, serves "

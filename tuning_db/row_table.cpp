@@ -1,11 +1,14 @@
 #include "tuning_db/row_table.hpp"
 
 #include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "core/check.hpp"
+#include "core/parse_number.hpp"
+#include "core/utf8.hpp"
 
 namespace mqajit::tuning {
 namespace {
@@ -18,11 +21,15 @@ constexpr std::string_view sql_type() {
     else return "INTEGER NOT NULL";
 }
 
+// NOTES: text is made valid UTF-8 on the way out (U+FFFD for other bytes), so a row written by
+// other means cannot break JSON output or Python; `db check` reports such rows (row_problem).
 void read_column(const sqlite::Statement& statement, int column, std::string& out) {
-    out = statement.column_text(column);
+    out = to_valid_utf8(statement.column_text(column));
 }
 void read_column(const sqlite::Statement& statement, int column, int& out) {
-    out = static_cast<int>(statement.column_int64(column));
+    const std::int64_t value = statement.column_int64(column);
+    // A value out of int's range cannot be a size mqajit wrote; 0 makes row_problem refuse the row.
+    out = std::in_range<int>(value) ? static_cast<int>(value) : 0;
 }
 void read_column(const sqlite::Statement& statement, int column, std::int64_t& out) {
     out = statement.column_int64(column);
@@ -99,7 +106,7 @@ TunedRowOf<Key> read_row(const sqlite::Statement& statement) {
     auto read = [&](std::string_view, auto& value) { read_column(statement, column++, value); };
     row.key.visit(read);
     row.visit_values(read);
-    row.origin = statement.column_text(column);
+    row.origin = to_valid_utf8(statement.column_text(column));
     return row;
 }
 
@@ -176,12 +183,11 @@ std::optional<int> schema_version(sqlite::Database& database) {
     }
     const auto text = meta(database, "schema_version");
     if (!text) return std::nullopt;
-    try {
-        return std::stoi(*text);
-    } catch (const std::exception&) {
-        MQAJIT_FAIL(database, "tuning database {} records schema_version '{}', not a number; it was not written "
-                    "by mqajit: move it aside", database.path().string(), *text);
-    }
+    const auto version = parse_whole_int(*text);
+    MQAJIT_CHECK_KIND(database, version.has_value(),
+                      "tuning database {} records schema_version '{}', not a number; it was not written by mqajit: "
+                      "move it aside", database.path().string(), to_valid_utf8(*text));
+    return version;
 }
 
 void require_schema(sqlite::Database& database) {
@@ -198,6 +204,22 @@ void require_schema(sqlite::Database& database) {
                       "rebuild a system database (the build does, or `mqajit db build-system`); a user database "
                       "is migrated when this mqajit opens it writable (make it writable), or move it aside",
                       database.path().string(), *version, kSchemaVersion);
+    // NOTES: the meta table alone does not make a usable file: the tuning table and every column
+    // this build reads must be there too, or the first lookup would fail with a raw SQLite error.
+    for_each_table_key([&]<class Key>(std::type_identity<Key>) {
+        const std::string_view table = table_name<Key>();
+        auto has_table = database.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
+        has_table->bind(1, table);
+        MQAJIT_CHECK_KIND(database, has_table->step() && has_table->column_int64(0) == 1,
+                          "tuning database {} has no table {}; it was damaged or not written by mqajit: rebuild it "
+                          "(`mqajit db build-system`) or move it aside", database.path().string(), table);
+        try {
+            (void)database.prepare(fmt::format("SELECT {} FROM {} LIMIT 0", select_columns<Key>(), table));
+        } catch (const sqlite::SqliteError& e) {
+            MQAJIT_FAIL(database, "tuning database {}'s table {} lacks columns this mqajit reads ({}); rebuild it or "
+                        "move it aside", database.path().string(), table, e.sqlite_message());
+        }
+    });
 }
 
 std::optional<int> migrate_schema(sqlite::Database& database) {
@@ -253,6 +275,16 @@ std::vector<Key> select_group_keys(sqlite::Database& database) {
         key.visit([&](std::string_view name, auto& value) {
             if (!is_length_column<Key>(name)) read_column(*statement, column++, value);
         });
+        // NOTES: a group no mqajit could have written (a size that is not positive, a mode other
+        // than 0 or 1: the file was edited or damaged) never serves, nor stands in as the nearest
+        // SM count; `db check` names its rows. The lengths are not part of a group.
+        Key probe = key;
+        probe.visit([&](std::string_view name, auto& value) {
+            if constexpr (!std::is_same_v<std::remove_cvref_t<decltype(value)>, std::string>) {
+                if (is_length_column<Key>(name)) value = 1;
+            }
+        });
+        if (key_problem(probe)) continue;
         keys.push_back(std::move(key));
     }
     return keys;

@@ -94,17 +94,18 @@ std::string Statement::column_text(int column) const {
     return std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(handle_.get(), column)));
 }
 
-Database::Database(std::filesystem::path path, OpenMode mode) : path_(std::move(path)) {
-    open(path_.string(), mode, false);
+Database::Database(std::filesystem::path path, OpenMode mode, Links links) : path_(std::move(path)) {
+    open(path_.string(), mode, false, links);
 }
 
-Database::Database(std::filesystem::path path, const std::string& uri, OpenMode mode) : path_(std::move(path)) {
-    open(uri, mode, true);
+Database::Database(std::filesystem::path path, const std::string& uri, OpenMode mode, Links links)
+    : path_(std::move(path)) {
+    open(uri, mode, true, links);
 }
 
 Database::~Database() = default;
 
-void Database::open(const std::string& name, OpenMode mode, bool uri) {
+void Database::open(const std::string& name, OpenMode mode, bool uri, Links links) {
     int flags = SQLITE_OPEN_FULLMUTEX;
     switch (mode) {
         case OpenMode::read_only: flags |= SQLITE_OPEN_READONLY; break;
@@ -112,12 +113,16 @@ void Database::open(const std::string& name, OpenMode mode, bool uri) {
         case OpenMode::read_write_create: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE; break;
     }
     if (uri) flags |= SQLITE_OPEN_URI;
+    if (links == Links::refuse) flags |= SQLITE_OPEN_NOFOLLOW;
     sqlite3* raw = nullptr;
     const int result = sqlite3_open_v2(name.c_str(), &raw, flags, nullptr);
     // NOTES: SQLite hands back a handle even when opening fails; keep it so its message can be read.
     handle_.reset(raw);
     if (result != SQLITE_OK) fail(result, "opening it");
     sqlite3_extended_result_codes(raw, 1);
+    // NOTES: without a busy timeout a lock held by another process fails the first statement at
+    // once (for the system database that meant no system rows for the whole process).
+    set_busy_timeout(kDefaultBusyTimeout);
 }
 
 void Database::execute(std::string_view sql) {

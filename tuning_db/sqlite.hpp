@@ -97,12 +97,18 @@ enum class OpenMode {
     read_write_create,  // creates the file if missing
 };
 
+// Whether opening may follow a symbolic link at the database's own path.
+enum class Links { follow, refuse };
+
 class Database {
 public:
+    // Every handle waits this long on another connection's lock before a statement reports busy.
+    static constexpr std::chrono::milliseconds kDefaultBusyTimeout{5000};
+
     // ":memory:" opens a private in-memory database. Throws SqliteError naming the file.
-    Database(std::filesystem::path path, OpenMode mode);
+    Database(std::filesystem::path path, OpenMode mode, Links links = Links::follow);
     // Opens through an SQLite URI ("file:...?mode=ro&immutable=1"); `path` is for messages.
-    Database(std::filesystem::path path, const std::string& uri, OpenMode mode);
+    Database(std::filesystem::path path, const std::string& uri, OpenMode mode, Links links = Links::follow);
     Database(const Database&) = delete;
     Database& operator=(const Database&) = delete;
     ~Database();
@@ -122,7 +128,7 @@ public:
     [[noreturn]] void fail(int result, std::string_view doing) const;
 
 private:
-    void open(const std::string& name, OpenMode mode, bool uri);
+    void open(const std::string& name, OpenMode mode, bool uri, Links links);
 
     struct Close {
         void operator()(sqlite3* db) const { sqlite3_close_v2(db); }

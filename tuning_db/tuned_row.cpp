@@ -1,9 +1,11 @@
 #include "tuning_db/tuned_row.hpp"
 
 #include <cmath>
+#include <type_traits>
 
 #include <fmt/format.h>
 
+#include "core/utf8.hpp"
 #include "mqajit/error.hpp"
 #include "variants/arch.hpp"
 #include "variants/variant.hpp"
@@ -14,6 +16,24 @@ namespace {
 template <class Key>
 std::optional<std::string> any_row_problem(const TunedRowOf<Key>& row) {
     const Key& key = row.key;
+    // NOTES: rows reach JSON and Python, which take UTF-8 only; text read back from a database that
+    // held other bytes carries U+FFFD in their place (row_table.cpp), which is refused here too.
+    std::optional<std::string> text_problem;
+    auto check_text = [&](std::string_view column, const auto& value) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
+            if (text_problem) return;
+            if (const auto bad = invalid_utf8_at(value)) {
+                text_problem = fmt::format("{} is not valid UTF-8 (byte 0x{:02X} at {}); write it as UTF-8", column,
+                                           static_cast<unsigned char>(value[*bad]), *bad + 1);
+            } else if (value.find(kReplacementCharacter) != std::string::npos) {
+                text_problem = fmt::format("{} holds U+FFFD where its text was not valid UTF-8; import it again from "
+                                           "a UTF-8 file", column);
+            }
+        }
+    };
+    key.visit(check_text);
+    row.visit_values(check_text);
+    if (text_problem) return text_problem;
     if (auto problem = key_problem(key)) return problem;
     try {
         // NOTES: the runtime looks rows up by the canonical name (Arch::parse(...).name), so a row

@@ -140,6 +140,7 @@ TuningDb::TuningDb(std::optional<std::filesystem::path> system_db, std::filesyst
             system_ = std::make_unique<tuning::SystemDb>(*system_db);
         } catch (const Error& e) {
             log().warn("{}; untuned shapes use the baseline kernel", e.what());
+            if (e.kind() != ErrorKind::not_found) system_problem_ = e.what();
         }
     }
 }
@@ -268,5 +269,7 @@ std::optional<std::filesystem::path> TuningDb::system_db_path() const {
 }
 
 bool TuningDb::user_db_in_memory() const { return user_->in_memory(); }
+
+std::optional<std::string> TuningDb::user_db_read_problem() const { return user_->read_problem(); }
 
 }  // namespace mqajit

@@ -83,6 +83,12 @@ public:
     std::optional<std::filesystem::path> system_db_path() const;
     // Whether user rows live in memory only (the file was unusable; a warning said why).
     bool user_db_in_memory() const;
+    // Why the user database's rows could not be read, though the file exists; nullopt when they
+    // were (or there is no file). Commands that print rows fail on it rather than print none.
+    std::optional<std::string> user_db_read_problem() const;
+    // Why the system database that was found or given cannot be used; nullopt when it is in use
+    // or when there is none (a missing one is only a warning).
+    const std::optional<std::string>& system_db_problem() const { return system_problem_; }
 
 private:
     template <class Key>
@@ -100,6 +106,7 @@ private:
     void insert_any(std::span<const TunedRowOf<Key>> rows);
 
     std::unique_ptr<tuning::SystemDb> system_;
+    std::optional<std::string> system_problem_;
     std::unique_ptr<tuning::UserDb> user_;
     LookupOptions options_;
     std::unique_ptr<Table<ShapeKey>> mqa_logits_;

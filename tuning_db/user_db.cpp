@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
+#include "core/files.hpp"
 #include "core/log.hpp"
+#include "core/settings.hpp"
+#include "core/trusted_path.hpp"
 #include "tuning_db/row_table.hpp"
 
 namespace mqajit::tuning {
@@ -23,6 +28,31 @@ std::string unusable_because(const Error& error) {
                                sqlite_error->sqlite_message());
         default: return fmt::format("cannot be used: {}", error.what());
     }
+}
+
+// Why the file at `path` must not be opened: it could be changed by someone this user does not
+// trust, or it is a link (which could point anywhere, e.g. at a file of root's when root runs).
+std::optional<std::string> location_problem(const std::filesystem::path& path) {
+    if (path.empty()) {
+        return "cannot be used: no location is known (neither HOME, XDG_CACHE_HOME nor a home folder in the "
+               "passwd database); set MQAJIT_TUNING_DB or MQAJIT_CACHE_DIR";
+    }
+    try {
+        const TrustPolicy policy = TrustPolicy::for_process(settings().cache_group);
+        const std::filesystem::path folder = std::filesystem::absolute(path).parent_path();
+        if (auto problem = untrusted_folder_problem(folder, policy)) return "cannot be used: " + *problem;
+        struct stat info {};
+        if (::lstat(path.c_str(), &info) != 0) return std::nullopt;  // to be created
+        if (S_ISLNK(info.st_mode)) {
+            return "cannot be used: it is a symbolic link, which mqajit does not follow for a file it writes; give "
+                   "the path of the file itself";
+        }
+        if (!S_ISREG(info.st_mode)) return fmt::format("cannot be used: it is {}, not a file", file_type_name(info.st_mode));
+        if (auto problem = policy.entry_problem(info, "it")) return "cannot be used: " + *problem;
+    } catch (const Error& e) {
+        return fmt::format("cannot be used: {}", e.what());
+    }
+    return std::nullopt;
 }
 
 }  // namespace
@@ -46,6 +76,12 @@ std::string UserDb::fallback_reason() const {
     return fallback_reason_;
 }
 
+std::optional<std::string> UserDb::read_problem() const {
+    std::lock_guard lock(mutex_);
+    if (read_problem_.empty()) return std::nullopt;
+    return read_problem_;
+}
+
 void UserDb::configure_locked(sqlite::Database& database) {
     database.set_busy_timeout(busy_timeout_);
     // NOTES: WAL lets lookups read while a tuner writes; NORMAL sync in WAL mode cannot corrupt
@@ -55,8 +91,12 @@ void UserDb::configure_locked(sqlite::Database& database) {
 }
 
 void UserDb::open_existing_locked() {
+    if (auto problem = location_problem(path_)) {
+        fall_back_locked(*problem, false);
+        return;
+    }
     try {
-        auto database = std::make_unique<sqlite::Database>(path_, sqlite::OpenMode::read_write);
+        auto database = std::make_unique<sqlite::Database>(path_, sqlite::OpenMode::read_write, sqlite::Links::refuse);
         if (database->read_only()) {
             database.reset();
             fall_back_locked("is read-only", true);
@@ -84,13 +124,18 @@ void UserDb::open_existing_locked() {
         database_ = std::move(database);
         state_ = State::file;
     } catch (const sqlite::SqliteError& e) {
-        fall_back_locked(unusable_because(e), e.primary_code() == SQLITE_READONLY);
+        // NOTES: a full disk or a write-protected file can still be read: keep serving its rows.
+        fall_back_locked(unusable_because(e), e.primary_code() == SQLITE_READONLY || e.primary_code() == SQLITE_FULL);
     } catch (const Error& e) {
         fall_back_locked(unusable_because(e), false);
     }
 }
 
 void UserDb::create_locked() {
+    if (auto problem = location_problem(path_)) {
+        fall_back_locked(*problem, false);
+        return;
+    }
     try {
         std::error_code error;
         if (path_.has_parent_path()) std::filesystem::create_directories(path_.parent_path(), error);
@@ -100,7 +145,8 @@ void UserDb::create_locked() {
                              false);
             return;
         }
-        auto database = std::make_unique<sqlite::Database>(path_, sqlite::OpenMode::read_write_create);
+        auto database =
+            std::make_unique<sqlite::Database>(path_, sqlite::OpenMode::read_write_create, sqlite::Links::refuse);
         configure_locked(*database);
         sqlite::write_transaction(*database, "creating the tables", [&] { create_schema(*database); });
         require_schema(*database);
@@ -112,16 +158,18 @@ void UserDb::create_locked() {
     }
 }
 
-UserDb::AllRows UserDb::copy_readable_rows_locked(std::string& note) {
+UserDb::AllRows UserDb::copy_readable_rows_locked(std::string& note, bool& rows_readable) {
     // NOTES: a write-protected WAL database can only be read if its -shm file can be made; when
     // not, `immutable` reads the main file without locks, which is safe since we never write it.
     for (const char* query : {"mode=ro", "mode=ro&immutable=1"}) {
         try {
-            sqlite::Database reader(path_, sqlite::file_uri(path_, query), sqlite::OpenMode::read_only);
+            sqlite::Database reader(path_, sqlite::file_uri(path_, query), sqlite::OpenMode::read_only,
+                                    sqlite::Links::refuse);
             require_schema(reader);
             AllRows rows{.mqa_logits = select_all<ShapeKey>(reader),
                          .paged_mqa_logits = select_all<PagedShapeKey>(reader)};
             note = fmt::format("its {} rows are still used", rows.mqa_logits.size() + rows.paged_mqa_logits.size());
+            rows_readable = true;
             return rows;
         } catch (const Error& e) {
             note = fmt::format("its rows cannot be read either ({})", e.what());
@@ -133,13 +181,24 @@ UserDb::AllRows UserDb::copy_readable_rows_locked(std::string& note) {
 void UserDb::fall_back_locked(const std::string& reason, bool keep_file_rows) {
     AllRows kept;
     std::string note;
-    if (keep_file_rows) kept = copy_readable_rows_locked(note);
+    bool rows_readable = false;
+    if (keep_file_rows) kept = copy_readable_rows_locked(note, rows_readable);
+    std::error_code error;
+    // NOTES: rows of an existing file that could not be read are a read failure, which commands
+    // that print rows must report (read_problem), not an empty table.
+    read_problem_ = rows_readable || path_.empty() || !std::filesystem::exists(std::filesystem::symlink_status(path_, error))
+                        ? std::string()
+                        : reason;
     database_.reset();
     auto memory = std::make_unique<sqlite::Database>(":memory:", sqlite::OpenMode::read_write_create);
     create_schema(*memory);
+    // NOTES: then every row this process wrote to the file, which it may no longer be able to read
+    // back (a damaged page found after the write): none is lost while the process lives.
     sqlite::write_transaction(*memory, "copying rows into memory", [&] {
         for (const TunedRow& row : kept.mqa_logits) upsert_row(*memory, row);
         for (const PagedTunedRow& row : kept.paged_mqa_logits) upsert_row(*memory, row);
+        for (const TunedRow& row : written_.mqa_logits) upsert_row(*memory, row);
+        for (const PagedTunedRow& row : written_.paged_mqa_logits) upsert_row(*memory, row);
     });
     database_ = std::move(memory);
     state_ = State::memory;
@@ -147,7 +206,7 @@ void UserDb::fall_back_locked(const std::string& reason, bool keep_file_rows) {
     log().warn("user tuning database {} {}{}; tuning rows written by this process stay in memory only and are "
                "lost at exit. Move the file aside or make it writable, or point MQAJIT_TUNING_DB (or `mqajit db "
                "--db`) at another path.",
-               path_.string(), reason, note.empty() ? "" : fmt::format(" ({})", note));
+               path_.empty() ? "(no path)" : path_.string(), reason, note.empty() ? "" : fmt::format(" ({})", note));
 }
 
 void UserDb::read(const char* what, const std::function<void(sqlite::Database&)>& select) {
@@ -160,7 +219,8 @@ void UserDb::read(const char* what, const std::function<void(sqlite::Database&)>
     try {
         sqlite::with_retry(*database_, what, [&] { select(*database_); });
     } catch (const Error& e) {
-        fall_back_locked(unusable_because(e), false);
+        fall_back_locked(unusable_because(e), true);
+        select(*database_);  // what memory now holds: the rows still readable and this process's own
     }
 }
 
@@ -215,6 +275,8 @@ void UserDb::insert_rows(std::span<const TunedRowOf<Key>> rows) {
     if (state_ == State::file) {
         try {
             write();
+            auto& written = written_.of<Key>();
+            written.insert(written.end(), rows.begin(), rows.end());
             return;
         } catch (const Error& e) {
             fall_back_locked(unusable_because(e), true);

@@ -2,7 +2,7 @@
 // The user's tuning database: an SQLite file in WAL mode that several processes may write at once
 // (busy_timeout plus bounded retry, one transaction per insert). It is created on first write.
 // A file that cannot be used (corrupt, not a database, read-only, locked beyond the retries, a
-// foreign schema) earns one warning; from then on this process keeps its rows in an in-memory
+// foreign schema, a link, in a folder others may change: core/trusted_path.hpp) earns one warning; from then on this process keeps its rows in an in-memory
 // database, so a write is never lost while the process lives and nothing ever crashes.
 
 #include <chrono>
@@ -10,8 +10,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tuning_db/sqlite.hpp"
@@ -45,6 +47,9 @@ public:
     // Whether rows now live in memory only, and why (empty while the file is in use).
     bool in_memory() const;
     std::string fallback_reason() const;
+    // Why the file's rows could not be read (it exists, but is damaged, foreign or not to be
+    // trusted); nullopt when they were read, or there is no file.
+    std::optional<std::string> read_problem() const;
 
 private:
     // Runs `select` under the lock (not at all while there is no file); an unusable database
@@ -57,13 +62,19 @@ private:
     struct AllRows {
         std::vector<TunedRow> mqa_logits;
         std::vector<PagedTunedRow> paged_mqa_logits;
+
+        template <class Key>
+        std::vector<TunedRowOf<Key>>& of() {
+            if constexpr (std::is_same_v<Key, ShapeKey>) return mqa_logits;
+            else return paged_mqa_logits;
+        }
     };
 
     void open_existing_locked();
     void create_locked();
     void configure_locked(sqlite::Database& database);
     void fall_back_locked(const std::string& reason, bool keep_file_rows);
-    AllRows copy_readable_rows_locked(std::string& note);
+    AllRows copy_readable_rows_locked(std::string& note, bool& rows_readable);
 
     mutable std::mutex mutex_;
     std::filesystem::path path_;
@@ -71,6 +82,8 @@ private:
     State state_ = State::absent;
     std::unique_ptr<sqlite::Database> database_;
     std::string fallback_reason_;
+    std::string read_problem_;
+    AllRows written_;  // rows this process wrote to the file, for a later fallback
 };
 
 }  // namespace mqajit::tuning

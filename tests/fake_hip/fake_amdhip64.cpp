@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,11 +25,13 @@ namespace {
 
 constexpr int kSuccess = 0, kInvalidValue = 1, kInvalidDevice = 101, kInvalidImage = 200, kNotFound = 500;
 
-struct Module {
-    std::string image;  // the whole ELF, by its header's section-table end
-};
 struct Function {
     std::string name;
+};
+struct Module {
+    std::string image;  // the whole ELF, by its header's section-table end
+    // NOTES: as in ROCm, a module owns the functions taken from it; they go when it is unloaded.
+    std::vector<std::unique_ptr<Function>> functions;
 };
 
 struct State {
@@ -192,7 +195,7 @@ int hipGetDevicePropertiesR0600(void* properties, int ordinal) {
 int hipModuleLoadData(Module** module, const void* image) {
     const auto* bytes = static_cast<const char*>(image);
     if (std::memcmp(bytes, "\x7f" "ELF", 4) != 0 || static_cast<unsigned char>(bytes[18]) != 0xE0) return kInvalidImage;
-    *module = new Module{std::string(bytes, elf_size(bytes))};
+    *module = new Module{std::string(bytes, elf_size(bytes)), {}};
     ++state().live_modules;
     return kSuccess;
 }
@@ -203,8 +206,8 @@ int hipModuleUnload(Module* module) {
 }
 int hipModuleGetFunction(Function** function, Module* module, const char* name) {
     if (!contains_name(module->image, name)) return kNotFound;
-    // NOTES: functions live as long as the process here; a real runtime frees them with the module.
-    *function = new Function{name};
+    module->functions.push_back(std::make_unique<Function>(Function{name}));
+    *function = module->functions.back().get();
     return kSuccess;
 }
 int hipModuleLaunchKernel(Function* function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,

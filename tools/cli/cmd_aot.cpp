@@ -29,8 +29,17 @@ struct AotTarget {
     int head_dim;
 };
 
+// A tuned row `--variants table` cannot build: its variant no longer parses.
+struct UnusableRow {
+    std::string variant;
+    int heads;
+    int head_dim;
+    std::string error;
+};
+
 std::vector<AotTarget> select_targets(const Arch& arch, const std::vector<std::string>& selection,
-                                      const std::vector<int>& heads_list, const std::vector<int>& head_dims) {
+                                      const std::vector<int>& heads_list, const std::vector<int>& head_dims,
+                                      std::vector<UnusableRow>& unusable) {
     std::vector<AotTarget> targets;
     std::set<std::tuple<std::string, int, int>> seen;
     auto add = [&](const Variant& v, int h, int d) {
@@ -44,10 +53,22 @@ std::vector<AotTarget> select_targets(const Arch& arch, const std::vector<std::s
                     for (const KernelOp op : {KernelOp::mqa_logits, KernelOp::paged_mqa_logits})
                         for (const Variant& v : VariantRegistry::for_op(op).variants(arch, h, d)) add(v, h, d);
         } else if (item == "table") {
-            for (const TunedRow& row : TuningDb::instance().rows()) {
-                if (row.key.arch == arch.name && row.backend == "jit")
-                    add(Variant::parse(row.variant), row.key.heads, row.key.head_dim);
-            }
+            // Both operators' tables: the prefill rows, then the decode ones.
+            const auto add_rows = [&](const auto& rows) {
+                for (const auto& row : rows) {
+                    if (row.key.arch != arch.name || row.backend != "jit") continue;
+                    // NOTES: one bad row (edited, or from another version) must not stop the others' build.
+                    try {
+                        add(Variant::parse(row.variant), row.key.heads, row.key.head_dim);
+                    } catch (const Error& e) {
+                        unusable.push_back({row.variant, row.key.heads, row.key.head_dim,
+                                            fmt::format("tuned row {} ({}): variant '{}' does not parse: {}",
+                                                        row.origin, to_string(row.key), row.variant, e.what())});
+                    }
+                }
+            };
+            add_rows(TuningDb::instance().rows<ShapeKey>());
+            add_rows(TuningDb::instance().rows<PagedShapeKey>());
         } else {
             const Variant v = Variant::parse(item);
             bool any = false;
@@ -88,13 +109,22 @@ void add_aot_command(CLI::App& app, CommandContext& context) {
     command->add_flag("--json", options->json, "Print JSON");
     command->callback([options, &context] {
         const Arch arch = resolve_arch(options->arch);
-        const std::vector<AotTarget> targets = select_targets(arch, options->variants, options->heads, options->head_dims);
-        MQAJIT_CHECK(!targets.empty(), "no variant to build for {} (try --variants all)", arch.name);
+        std::vector<UnusableRow> unusable;
+        const std::vector<AotTarget> targets =
+            select_targets(arch, options->variants, options->heads, options->head_dims, unusable);
+        MQAJIT_CHECK(!targets.empty() || !unusable.empty(), "no variant to build for {} (try --variants all)", arch.name);
+        MQAJIT_CHECK_KIND(not_found, !settings().cache_dir.empty(),
+                          "there is no kernel cache folder (neither HOME, XDG_CACHE_HOME nor a passwd home is known); "
+                          "set MQAJIT_CACHE_DIR");
         const Compiler& compiler = backend_for(arch).compiler();
         KernelCache cache(DiskCache(settings().cache_dir / "kernels"), 1);
 
         nlohmann::json rows = nlohmann::json::array();
-        int failures = 0;
+        int failures = static_cast<int>(unusable.size());
+        for (const UnusableRow& row : unusable) {
+            rows.push_back({{"variant", row.variant}, {"heads", row.heads}, {"head_dim", row.head_dim},
+                            {"status", "FAILED"}, {"error", row.error}});
+        }
         const bool amd = arch.vendor == Vendor::amd;
         if (!options->json) {
             fmt::print("compiling {} kernel(s) for {} with {} {} into {}\n", targets.size(), arch.name, compiler.name(),
@@ -106,6 +136,10 @@ void add_aot_command(CLI::App& app, CommandContext& context) {
                 fmt::print("{:<40} {:>3} {:>4} {:>5} {:>9} {:>6} {:>6} {:>9}  {}\n", "variant", "H", "D", "regs",
                            "smem B", "spillS", "spillL", "ms", "status");
             }
+        }
+        if (!options->json) {
+            for (const UnusableRow& row : unusable)
+                fmt::print("{:<40} {:>3} {:>4}  FAILED: {}\n", row.variant, row.heads, row.head_dim, row.error);
         }
         for (const AotTarget& t : targets) {
             nlohmann::json row{{"variant", t.variant.name()}, {"heads", t.heads}, {"head_dim", t.head_dim}};
@@ -156,9 +190,10 @@ void add_aot_command(CLI::App& app, CommandContext& context) {
             rows.push_back(row);
         }
         if (options->json) {
-            fmt::print("{}\n", rows.dump(2));
+            fmt::print("{}\n", rows.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
         } else {
-            fmt::print("{} of {} kernel(s) ok{}\n", targets.size() - failures, targets.size(),
+            fmt::print("{} of {} kernel(s) ok{}\n", targets.size() + unusable.size() - failures,
+                       targets.size() + unusable.size(),
                        failures ? "; spills, serialized wgmma, missing compiler reports (NO REPORT: the compiler served the kernel from "
                                   "its own cache; run with CUDA_CACHE_DISABLE=1) or compile failures above"
                                 : "");

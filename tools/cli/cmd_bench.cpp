@@ -5,11 +5,11 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "core/check.hpp"
+#include "core/files.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/dispatch.hpp"
 #include "tools/cli/commands.hpp"
@@ -171,11 +171,7 @@ int run_bench(const BenchOptions& o) {
         std::fflush(stdout);
     }
     if (o.json) fmt::print("{}\n", rows.dump(2));
-    if (!o.json_file.empty()) {
-        std::ofstream file(o.json_file);
-        file << rows.dump(2) << "\n";
-        MQAJIT_CHECK_KIND(io, file.good(), "could not write {}", o.json_file);
-    }
+    if (!o.json_file.empty()) write_file_atomically(o.json_file, rows.dump(2) + "\n");
     return failures ? kCheckFailed : kOk;
 }
 

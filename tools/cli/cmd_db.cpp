@@ -18,6 +18,7 @@
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/number_options.hpp"
 #include "tuning_db/check.hpp"
 #include "tuning_db/config_files.hpp"
 #include "tuning_db/csv.hpp"
@@ -74,7 +75,21 @@ TuningDb open_database(const DbOptions& options) {
     return TuningDb(location.path, user, lookup);
 }
 
-void print_json(const tuning::Json& value) { std::cout << value.dump(2) << '\n'; }
+// NOTES: rows are valid UTF-8 (row_table.cpp), but a path need not be; replace, never throw.
+void print_json(const tuning::Json& value) {
+    std::cout << value.dump(2, ' ', false, tuning::Json::error_handler_t::replace) << '\n';
+}
+
+// Commands that print rows fail (exit 1) when they could not read them, rather than print none.
+void require_readable(const TuningDb& database, bool with_system) {
+    if (auto problem = database.user_db_read_problem()) {
+        MQAJIT_FAIL(database, "cannot read the user tuning database {}: it {}", database.user_db_path().string(),
+                    *problem);
+    }
+    if (with_system && database.system_db_problem()) {
+        MQAJIT_FAIL(database, "cannot read the system tuning database: {}", *database.system_db_problem());
+    }
+}
 
 template <class Row>
 std::string kernel_name(const Row* row) {
@@ -118,6 +133,7 @@ void run_lookup(const DbOptions& options) {
     const Key shape = lookup_key<Key>(options);
     const TuningDb database = open_database(options);
     const LookupResultOf<Key> result = database.explain(shape);
+    require_readable(database, true);
     const TunedRowOf<Key>* row = result.row ? &*result.row : nullptr;
     if (options.json) {
         print_json({{"op", Key::kOp.name},
@@ -165,6 +181,7 @@ void print_table(const std::vector<TunedRowOf<Key>>& rows) {
 template <class Key>
 std::vector<TunedRowOf<Key>> selected_rows(const TuningDb& database, const DbOptions& options) {
     auto rows = options.user_only ? database.user_rows<Key>() : database.rows<Key>();
+    require_readable(database, !options.user_only);
     if (!options.arch.empty()) {
         const std::string arch = Arch::parse(options.arch).name;
         std::erase_if(rows, [&](const TunedRowOf<Key>& row) { return row.key.arch != arch; });
@@ -279,7 +296,11 @@ void check_table(const DbOptions& options, const std::vector<std::filesystem::pa
     }
     if (!defaults && files.empty()) return;
     tuning::CheckReportOf<Key> report = tuning::check_config_files<Key>(files);
-    if (defaults) tuning::check_rows(open_database(options).user_rows<Key>(), report);
+    if (defaults) {
+        const TuningDb database = open_database(options);
+        tuning::check_rows(database.user_rows<Key>(), report);
+        require_readable(database, false);
+    }
     for (const auto& file : report.files) summary.files.push_back(file.string());
     summary.num_rows += report.num_rows;
     summary.problems.insert(summary.problems.end(), report.problems.begin(), report.problems.end());
@@ -349,11 +370,11 @@ void add_db_command(CLI::App& app, CommandContext& context) {
     lookup->add_option("--heads", options->heads, "Query heads H")->required();
     lookup->add_option("--head-dim", options->head_dim, "Head dimension D")->required();
     std::vector<CLI::Option*> key_options = {
-        lookup->add_option("--seq-len", options->seq_len, "mqa_logits: query rows S"),
-        lookup->add_option("--seq-len-kv", options->seq_len_kv, "mqa_logits: KV rows N"),
+        lookup->add_option("--seq-len", options->seq_len, "mqa_logits: query rows S")->check(whole_int64()),
+        lookup->add_option("--seq-len-kv", options->seq_len_kv, "mqa_logits: KV rows N")->check(whole_int64()),
         lookup->add_option("--next-n", options->next_n, "paged_mqa_logits: query tokens per request, 1 to 4"),
         lookup->add_option("--block-kv", options->block_kv, "paged_mqa_logits: tokens per KV-cache block"),
-        lookup->add_option("--batch", options->batch, "paged_mqa_logits: requests B")};
+        lookup->add_option("--batch", options->batch, "paged_mqa_logits: requests B")->check(whole_int64())};
     lookup->add_option("--clean-logits", options->clean_logits,
                        "The call's mode: 1 writes -inf outside the windows, 0 does not (default 0, what engines call)")
         ->check(CLI::IsMember({0, 1}));

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "core/check.hpp"
+#include "core/files.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/common/report_compare.hpp"
 #include "tools/common/report_heatmap.hpp"
@@ -24,11 +25,10 @@ struct ReportOptions {
 };
 
 void write_text_file(const std::filesystem::path& path, const std::string& text) {
-    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
-    std::ofstream file(path, std::ios::binary);
-    file << text;
-    file.close();
-    MQAJIT_CHECK_KIND(io, file.good(), "could not write {}; check the folder exists and is writable", path.string());
+    std::error_code error;
+    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), error);
+    MQAJIT_CHECK_KIND(io, !error, "cannot create folder {}: {}", path.parent_path().string(), error.message());
+    write_file_atomically(path, text);
 }
 
 void run_report(const ReportOptions& o) {

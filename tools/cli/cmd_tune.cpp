@@ -24,6 +24,7 @@
 #include "core/settings.hpp"
 #include "runtime/backend.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/number_options.hpp"
 #include "tools/common/shapes.hpp"
 #include "tools/common/tune_json.hpp"
 #include "tools/common/tune_output_csv.hpp"
@@ -317,12 +318,12 @@ void add_tune_command(CLI::App& app, CommandContext& context) {
     command->add_option("--prune-factor", options->prune_factor,
                         "Prune a verified candidate whose 5-run probe is more than this many times the best time "
                         "so far: it is not timed in full (default 1.5)")
-        ->check(CLI::Range(1.0, 1000.0));
+        ->check(finite_real() & CLI::Range(1.0, 1000.0));
     command->add_flag("--no-prune", options->no_prune, "Time every verified candidate in full, with no probe");
     command->add_option("--candidate-timeout", options->candidate_timeout_s,
                         "End the run (exit 3) when one candidate's check, probe or timing runs longer than this "
                         "many seconds: a hung kernel cannot be stopped otherwise (default 120; 0: never)")
-        ->check(CLI::Range(0.0, 1e6));
+        ->check(finite_real() & CLI::Range(0.0, 1e6));
     command->add_option("--exclude", options->exclude,
                         "Leave these candidates out (comma-separated variant names, or baseline), e.g. one that "
                         "hung or faulted")

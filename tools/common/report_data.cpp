@@ -3,11 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "core/check.hpp"
+#include "core/files.hpp"
+#include "tools/common/json_fields.hpp"
 #include "tuning_db/csv.hpp"
 #include "variants/arch.hpp"
 
@@ -42,12 +43,12 @@ double positive_number(const nlohmann::json& value, const char* name, const std:
 BenchRow parse_bench_row(const nlohmann::json& item, const std::string& what) {
     BenchRow row;
     row.arch = item.contains("arch") ? Arch::parse(item["arch"].get<std::string>()).name : "";
-    row.cu_num = item.value("cu_num", 0);
-    row.heads = member(item, "heads", what).get<int>();
-    row.head_dim = member(item, "head_dim", what).get<int>();
-    row.seq_len = member(item, "seq_len", what).get<std::int64_t>();
-    row.seq_len_kv = member(item, "seq_len_kv", what).get<std::int64_t>();
-    row.clean_logits = item.value("clean_logits", kCleanLogitsWithoutColumn);
+    row.cu_num = json_whole_member(item, "cu_num", 0, what);
+    row.heads = json_whole_number<int>(member(item, "heads", what), "heads", what);
+    row.head_dim = json_whole_number<int>(member(item, "head_dim", what), "head_dim", what);
+    row.seq_len = json_whole_number<std::int64_t>(member(item, "seq_len", what), "seq_len", what);
+    row.seq_len_kv = json_whole_number<std::int64_t>(member(item, "seq_len_kv", what), "seq_len_kv", what);
+    row.clean_logits = json_whole_member(item, "clean_logits", kCleanLogitsWithoutColumn, what);
     MQAJIT_CHECK(row.clean_logits == 0 || row.clean_logits == 1, "{}: 'clean_logits' is {}; it must be 0 or 1", what,
                  row.clean_logits);
     row.baseline_us = positive_number(member(item, "baseline_us", what), "baseline_us", what);
@@ -120,11 +121,12 @@ std::optional<double> BenchRow::time_of(const std::string& kernel) const {
 }
 
 std::vector<BenchRow> read_bench_json(const std::filesystem::path& json) {
-    std::ifstream file(json);
-    MQAJIT_CHECK_KIND(not_found, file.good(), "bench file {} cannot be opened", json.string());
+    std::error_code error;
+    MQAJIT_CHECK_KIND(not_found, std::filesystem::exists(json, error), "bench file {} does not exist", json.string());
+    const std::string text = read_regular_file(json, "bench file");
     nlohmann::json document;
     try {
-        document = nlohmann::json::parse(file);
+        document = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
         MQAJIT_FAIL(invalid_argument, "{} is not JSON ({}); give the file `mqajit bench --json-file` wrote",
                     json.string(), e.what());

@@ -1,12 +1,13 @@
 #include "tools/common/shapes.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <string>
 
 #include "core/check.hpp"
-#include "core/settings.hpp"
+#include "core/files.hpp"
+#include "core/parse_number.hpp"
+#include "core/utf8.hpp"
 #include "tuning_db/csv.hpp"
 
 namespace mqajit::tools {
@@ -35,24 +36,42 @@ std::vector<BenchShape> deepseek_v32_shapes() {
 
 
 std::vector<BenchShape> read_shapes_csv(const std::filesystem::path& path) {
-    std::ifstream file(path);
-    MQAJIT_CHECK_KIND(not_found, file.good(), "cannot open shapes file {}", path.string());
-    std::string line;
-    MQAJIT_CHECK(static_cast<bool>(std::getline(file, line)), "{} is empty; it needs a header line", path.string());
+    const std::string text = read_regular_file(path, "shapes file");
+    std::vector<std::string_view> lines;
+    for (std::size_t pos = 0; pos < text.size();) {
+        const std::size_t newline = std::min(text.find('\n', pos), text.size());
+        std::string_view line(text.data() + pos, newline - pos);
+        if (line.ends_with('\r')) line.remove_suffix(1);
+        lines.push_back(line);
+        pos = newline + 1;
+    }
+    std::string_view header_line = lines.empty() ? std::string_view() : lines.front();
+    if (header_line.starts_with(kUtf8ByteOrderMark)) header_line.remove_prefix(kUtf8ByteOrderMark.size());
+    MQAJIT_CHECK(!header_line.empty(), "{} is empty; it needs a header line", path.string());
     std::map<std::string, std::size_t> column;
-    const auto header = tuning::split_csv_line(line);
-    for (std::size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
+    const auto header = tuning::split_csv_line(header_line);
+    for (std::size_t i = 0; i < header.size(); ++i) {
+        MQAJIT_CHECK(column.emplace(header[i], i).second, "{}:1: column {} appears twice", path.string(), header[i]);
+    }
     MQAJIT_CHECK(column.contains("seq_len") && column.contains("seq_len_kv"),
-                 "{}:1: the header must name seq_len and seq_len_kv (got '{}')", path.string(), line);
+                 "{}:1: the header must name seq_len and seq_len_kv (got '{}')", path.string(), header_line);
     std::vector<BenchShape> shapes;
-    for (int number = 2; std::getline(file, line); ++number) {
+    for (std::size_t index = 1; index < lines.size(); ++index) {
+        const std::string_view line = lines[index];
+        const std::size_t number = index + 1;
         if (line.empty() || line[0] == '#') continue;
+        MQAJIT_CHECK(!invalid_utf8_at(line), "{}:{}: the line is not valid UTF-8; save the file as UTF-8", path.string(),
+                     number);
         const auto fields = tuning::split_csv_line(line);
+        // NOTES: checked into int: a value that does not fit is an error, never truncated.
         auto value = [&](const char* name, int fallback) {
             auto it = column.find(name);
             if (it == column.end()) return fallback;
             MQAJIT_CHECK(it->second < fields.size(), "{}:{}: missing column {}", path.string(), number, name);
-            return static_cast<int>(parse_int(fmt::format("{}:{} {}", path.string(), number, name), fields[it->second]));
+            std::string problem;
+            const auto parsed = parse_whole_int(fields[it->second], &problem);
+            MQAJIT_CHECK(parsed.has_value(), "{}:{}: {} {}", path.string(), number, name, problem);
+            return *parsed;
         };
         BenchShape shape{.heads = value("heads", 32), .head_dim = value("head_dim", 128),
                          .seq_len = value("seq_len", 0), .seq_len_kv = value("seq_len_kv", 0),

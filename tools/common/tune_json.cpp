@@ -2,22 +2,29 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <map>
 #include <tuple>
 
 #include "core/check.hpp"
+#include "core/files.hpp"
+#include "tools/common/json_fields.hpp"
 #include "tools/common/tune_workers_plan.hpp"
 
 namespace mqajit::tools {
 namespace {
 
 ShapeKey key_of(const nlohmann::json& row) {
-    return ShapeKey{.arch = row.value("arch", std::string()), .cu_num = row.value("cu_num", 0),
-                    .heads = row.value("heads", 0), .head_dim = row.value("head_dim", 0),
-                    .clean_logits = row.value("clean_logits", kCleanLogitsWithoutColumn),
-                    .seq_len = row.value("seq_len", std::int64_t{0}),
-                    .seq_len_kv = row.value("seq_len_kv", std::int64_t{0})};
+    const std::string what = "a tune JSON row";
+    const auto arch = row.find("arch");
+    MQAJIT_CHECK(arch == row.end() || arch->is_string(), "{}: 'arch' is {}; it must be a string", what,
+                 arch == row.end() ? "" : arch->dump());
+    return ShapeKey{.arch = arch == row.end() ? std::string() : arch->get<std::string>(),
+                    .cu_num = json_whole_member(row, "cu_num", 0, what),
+                    .heads = json_whole_member(row, "heads", 0, what),
+                    .head_dim = json_whole_member(row, "head_dim", 0, what),
+                    .clean_logits = json_whole_member(row, "clean_logits", kCleanLogitsWithoutColumn, what),
+                    .seq_len = json_whole_member(row, "seq_len", std::int64_t{0}, what),
+                    .seq_len_kv = json_whole_member(row, "seq_len_kv", std::int64_t{0}, what)};
 }
 
 nlohmann::json candidate_json(const CandidateResult& c) {
@@ -61,12 +68,12 @@ nlohmann::json tune_json_row(const ShapeResult& result, const TuneSettings& sett
 }
 
 nlohmann::json read_tune_json(const std::filesystem::path& path) {
-    if (!std::filesystem::exists(path)) return nlohmann::json::array();
-    std::ifstream file(path);
-    MQAJIT_CHECK_KIND(io, file.good(), "cannot read {}; check its permissions", path.string());
+    std::error_code error;
+    if (!std::filesystem::exists(path, error)) return nlohmann::json::array();
+    const std::string text = read_regular_file(path, "tune JSON file");
     nlohmann::json rows;
     try {
-        rows = nlohmann::json::parse(file);
+        rows = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
         MQAJIT_FAIL(invalid_argument, "{} is not JSON ({}); move it away or give another --json-file", path.string(),
                     e.what());
@@ -79,15 +86,9 @@ nlohmann::json read_tune_json(const std::filesystem::path& path) {
 }
 
 void write_tune_json(const std::filesystem::path& path, const nlohmann::json& rows) {
-    // NOTES: written whole beside the target and renamed, so an interrupt never leaves half a file.
-    const std::filesystem::path partial = path.string() + ".partial";
-    std::ofstream file(partial, std::ios::binary | std::ios::trunc);
-    file << rows.dump(2) << "\n";
-    file.close();
-    MQAJIT_CHECK_KIND(io, file.good(), "could not write {}; check the folder exists and has space", partial.string());
-    std::error_code error;
-    std::filesystem::rename(partial, path, error);
-    MQAJIT_CHECK_KIND(io, !error, "could not move {} onto {}: {}", partial.string(), path.string(), error.message());
+    // NOTES: written whole beside the target under a unique name and renamed, so an interrupt never
+    // leaves half a file and two writers never share one.
+    write_file_atomically(path, rows.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 nlohmann::json merge_tune_json(const nlohmann::json& base, const nlohmann::json& updates) {

@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "core/check.hpp"
+#include "core/files.hpp"
+#include "core/utf8.hpp"
 
 namespace mqajit::tools {
 namespace {
@@ -37,6 +39,8 @@ TuneOutputCsv TuneOutputCsv::parse(std::string_view text, std::string_view sourc
         Line kept{.text = std::string(line)};
         if (header.empty() && !is_blank(line)) {
             header = without_cr(line);
+            // NOTES: a byte-order mark stays in the file's text (kept.text) but is not part of a column name.
+            if (header.starts_with(kUtf8ByteOrderMark)) header.erase(0, kUtf8ByteOrderMark.size());
             // NOTES: parsing the header alone reports a bad one; a good one yields no row and no problem.
             const tuning::CsvRows check = tuning::parse_csv(header, source);
             MQAJIT_CHECK(check.problems.empty(), "{}:{} is not a tuning table's header ({}); give another -o file or "
@@ -61,13 +65,9 @@ TuneOutputCsv TuneOutputCsv::parse(std::string_view text, std::string_view sourc
 }
 
 TuneOutputCsv TuneOutputCsv::read(const std::filesystem::path& path) {
-    if (!std::filesystem::exists(path)) return TuneOutputCsv();
-    std::ifstream in(path, std::ios::binary);
-    MQAJIT_CHECK_KIND(io, in.good(), "cannot read {}; check its permissions", path.string());
-    std::ostringstream text;
-    text << in.rdbuf();
-    MQAJIT_CHECK_KIND(io, !in.bad(), "reading {} failed part way; check the disk", path.string());
-    return parse(text.str(), path.string());
+    std::error_code error;
+    if (!std::filesystem::exists(path, error)) return TuneOutputCsv();
+    return parse(read_regular_file(path, "tuned table"), path.string());
 }
 
 std::vector<TunedRow> TuneOutputCsv::rows() const {

@@ -1,6 +1,7 @@
 // The wgmma family without a GPU: every registered sm_90a variant, at every head count and head
-// dimension it accepts, compiles under NVRTC quickly, without spills and without ptxas serializing
-// its wgmma (which would silently remove the overlap the kernel is built around).
+// dimension it accepts, compiles under NVRTC without spills and without ptxas serializing its wgmma
+// (which would silently remove the overlap the kernel is built around). How long a compile takes is
+// measured by tests/benchmarks/bench_compile.cpp, not asserted here.
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -19,10 +20,6 @@ namespace {
 using mqajit::Arch;
 using mqajit::MatrixOp;
 using mqajit::Variant;
-
-// NOTES: the goal is under 1 s per variant (measured 0.2-0.6 s on the 2-core CI machine);
-// the assertion leaves room for a loaded machine.
-constexpr double kMaxCompileSeconds = 3.0;
 
 void check_wgmma_variants_compile(int heads, int head_dim) {
     MQAJIT_REQUIRE_BACKEND(mqajit::Vendor::nvidia);
@@ -48,7 +45,6 @@ void check_wgmma_variants_compile(int heads, int head_dim) {
         CHECK(result.usage.spill_load_bytes == 0);
         CHECK_FALSE(result.usage.wgmma_serialized);
         CHECK(result.log.find("serialized") == std::string::npos);
-        CHECK(seconds < kMaxCompileSeconds);
         ++compiled;
     }
     CHECK(compiled >= 8);

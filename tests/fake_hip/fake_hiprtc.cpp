@@ -15,17 +15,17 @@ namespace {
 constexpr int kSuccess = 0, kInvalidInput = 3, kCompilation = 6;
 
 struct Program {
-    std::string source;
-    std::vector<std::string> header_names;
-    std::string log;
-    std::string code;
+    std::string source{};
+    std::vector<std::string> header_names{};
+    std::string log{};
+    std::string code{};
 };
 
 struct State {
     int major = 6, minor = 2;
     bool fail_compiles = false;
-    std::string force_target;
-    std::string last_options;
+    std::string force_target{};
+    std::string last_options{};
     int compiles = 0;
 };
 State& state() {

@@ -39,7 +39,7 @@ struct TuneSettings {
 struct CandidateResult {
     std::string kernel;      // "baseline" or a variant name
     bool verified = false;
-    std::string problem;     // why it was rejected (check summary or error)
+    std::string problem{};   // why it was rejected (check summary or error)
     bool pruned = false;     // verified, but its probe was too slow to time it fully
     double median_us = 0;    // best median over all timings (the probe's for a pruned candidate)
     int runs = 0;            // timed runs behind each median (kProbeRuns for a pruned candidate)

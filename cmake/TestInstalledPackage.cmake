@@ -23,22 +23,19 @@ shipped_tuned_row(${SOURCE_DIR}/tuning_db/configs/model_configs/glm5_tuned_mqa_l
 message(STATUS "looking up ${row_shape} (shipped variant ${row_variant})")
 
 run_checked(${clean_env} ${prefix}/bin/mqajit db lookup --json ${row_lookup_args} OUTPUT lookup)
-string(JSON kernel GET "${lookup}" kernel)
-string(JSON system_db GET "${lookup}" system_db)
-expect_equal("${kernel}" "${row_variant}" "the installed CLI's lookup")
-expect_equal("${system_db}" "${table}" "the installed CLI's system database")
+json_fields("${lookup}" cli kernel system_db)
+expect_equal("${cli_kernel}" "${row_variant}" "the installed CLI's lookup")
+expect_equal("${cli_system_db}" "${table}" "the installed CLI's system database")
 
 if(PYTHON)
   # NOTES: lines, not semicolons, which CMake would take for list separators.
   set(probe "import json, mqajit\ne = mqajit.explain(${row_python_args})\nprint(json.dumps({'kernel': e.kernel, 'system_db': e.system_db, 'file': mqajit.__file__}))")
   run_checked(${clean_env} PYTHONPATH=${prefix}/${PYTHON_INSTALL_DIR} ${PYTHON} -c "${probe}" OUTPUT explained
               WORKING_DIRECTORY ${WORK_DIR})
-  string(JSON kernel GET "${explained}" kernel)
-  string(JSON system_db GET "${explained}" system_db)
-  string(JSON package GET "${explained}" file)
-  expect_equal("${kernel}" "${row_variant}" "the installed Python package's explain()")
-  expect_equal("${system_db}" "${table}" "the installed Python package's system database")
-  expect_inside("${package}" "${prefix}" "the imported mqajit package")
+  json_fields("${explained}" python kernel system_db file)
+  expect_equal("${python_kernel}" "${row_variant}" "the installed Python package's explain()")
+  expect_equal("${python_system_db}" "${table}" "the installed Python package's system database")
+  expect_inside("${python_file}" "${prefix}" "the imported mqajit package")
 endif()
 
 run_checked(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples -B ${WORK_DIR}/example -G Ninja -DCMAKE_PREFIX_PATH=${prefix})

@@ -21,6 +21,14 @@ function(run_checked)
   endif()
 endfunction()
 
+# json_fields(json prefix field...): sets <prefix>_<field> to each top-level field of a JSON object.
+function(json_fields json prefix)
+  foreach(field IN LISTS ARGN)
+    string(JSON value GET "${json}" ${field})
+    set(${prefix}_${field} "${value}" PARENT_SCOPE)
+  endforeach()
+endfunction()
+
 function(expect_equal actual expected what)
   if(NOT "${actual}" STREQUAL "${expected}")
     message(FATAL_ERROR "${what}: got '${actual}', expected '${expected}'")

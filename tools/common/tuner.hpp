@@ -49,7 +49,7 @@ struct ShapeResult {
     bool complete = false;   // false when interrupted before the shape finished
     TunedRow row;
     double flops = 0;        // useful FLOPs of the shape (unmasked pairs x 2 x H x D, causal)
-    std::vector<CandidateResult> candidates;
+    std::vector<CandidateResult> candidates{};
 };
 
 // Whether a candidate whose probe median is `probe_us` is pruned: more than `prune_factor` times

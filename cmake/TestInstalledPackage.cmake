@@ -5,7 +5,8 @@
 #   - the installed Python package (when PYTHON is given) does the same through mqajit.explain();
 #   - examples/, built with find_package(mqajit) against the moved prefix, runs and reports the moved
 #     prefix's table (runtime_status() through libmqajit itself);
-#   - a program built with `pkg-config --cflags --libs mqajit` links and runs.
+#   - a program built with `pkg-config --cflags --libs mqajit` links, runs and catches an
+#     mqajit::Error the library throws.
 # Arguments: BUILD_DIR SOURCE_DIR WORK_DIR [PYTHON PYTHON_INSTALL_DIR] [PKG_CONFIG].
 include(${CMAKE_CURRENT_LIST_DIR}/TestSupport.cmake)
 
@@ -53,10 +54,23 @@ if(PKG_CONFIG)
   file(REAL_PATH "${CMAKE_MATCH_1}" include_dir)
   expect_equal("${include_dir}" "${prefix}/include" "pkg-config --cflags")
   separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
-  file(WRITE ${WORK_DIR}/pc_probe.cpp "#include <mqajit/mqajit.hpp>\n#include <cstdio>\nint main() {\n"
-             "    std::printf(\"%s %s\\n\", mqajit::kVersion, mqajit::runtime_status().system_db.c_str());\n}\n")
+  # NOTES: the probe also catches the library's exception by its type, across libmqajit.so's
+  # boundary, which hidden visibility must leave working (mqajit::Error's RTTI is exported).
+  file(WRITE ${WORK_DIR}/pc_probe.cpp [=[
+#include <mqajit/mqajit.hpp>
+#include <cstdio>
+int main() {
+    std::printf("%s %s\n", mqajit::kVersion, mqajit::runtime_status().system_db.c_str());
+    const mqajit::TensorView none;
+    try {
+        mqajit::mqa_logits(none, none, none, none, none, none, none);
+    } catch (const mqajit::Error& e) {
+        std::printf("caught mqajit::Error: %s\n", std::string(mqajit::to_string(e.kind())).c_str());
+    }
+}
+]=])
   run_checked(c++ -std=c++17 ${WORK_DIR}/pc_probe.cpp ${pc_flags} -Wl,-rpath,${prefix}/lib -o ${WORK_DIR}/pc_probe)
   run_checked(${clean_env} ${WORK_DIR}/pc_probe OUTPUT probe)
-  expect_equal("${probe}" "${pc_version} ${table}" "a program built with pkg-config")
+  expect_equal("${probe}" "${pc_version} ${table}\ncaught mqajit::Error: invalid argument" "a program built with pkg-config")
 endif()
 message(STATUS "the moved install serves its own tables")

@@ -32,7 +32,6 @@ ROOT = Path(__file__).resolve().parent
 # anything else a binary needs travels in the wheel.
 SYSTEM_LIBRARIES = {"libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0", "librt.so.1", "libstdc++.so.6",
                     "libgcc_s.so.1", "libutil.so.1", "libresolv.so.2", "linux-vdso.so.1"}
-CMAKE_TARGETS = ["mqajit_python", "mqajit_cli", "mqajit_system_db", "mqajit_shared"]
 
 
 def project_version():
@@ -98,8 +97,7 @@ class CMakeBuild(build_ext):
                                 text=True).stdout.strip()
         (package / "lib").mkdir()
         shutil.copy2(library, package / "lib" / soname)
-        self.check_extension_suffix(package)
-        self.bundle_libraries(package)
+        self.bundle_libraries(package, self.check_extension_suffix(package))
 
     def cmake_build_tree(self):
         for tool in ("cmake", "patchelf", "strip", "ldd"):
@@ -122,19 +120,23 @@ class CMakeBuild(build_ext):
                  "-DMQAJIT_BUILD_PYTHON=ON", f"-DPython3_EXECUTABLE={sys.executable}", *pybind11_arguments(),
                  *shlex.split(os.environ.get("MQAJIT_CMAKE_ARGS", ""))])
         jobs = ["--parallel", str(self.parallel)] if self.parallel else []
-        run(["cmake", "--build", build_dir, "--target", *CMAKE_TARGETS, *jobs])
+        # NOTES: what `cmake --install` installs (the torch reader too, where it is built), no tests.
+        run(["cmake", "--build", build_dir, "--target", "mqajit_installed", *jobs])
         return build_dir
 
     def check_extension_suffix(self, package):
-        suffix = sysconfig.get_config_var("EXT_SUFFIX")
-        built = sorted(path.name for path in package.glob("_mqajit*.so"))
-        if built != ["_mqajit" + suffix]:
-            raise RuntimeError(f"the build tree's extension is {built}, but {sys.executable} imports _mqajit{suffix}: "
+        extension = package / ("_mqajit" + sysconfig.get_config_var("EXT_SUFFIX"))
+        if not extension.is_file():
+            built = sorted(path.name for path in package.glob("_mqajit.*.so"))
+            raise RuntimeError(f"the build tree's extension is {built}, but {sys.executable} imports {extension.name}: "
                                "configure it with -DPython3_EXECUTABLE=" + sys.executable)
+        return extension
 
-    def bundle_libraries(self, package):
+    def bundle_libraries(self, package, extension):
+        # NOTES: mqajit._mqajit_torch, where it was built, keeps its RPATH to the torch it was built
+        # against (the engine's own): bundling torch's libraries would copy torch into the wheel.
         lib = package / "lib"
-        binaries = {next(package.glob("_mqajit*.so")): "$ORIGIN/lib", package / "bin" / "mqajit": "$ORIGIN/../lib"}
+        binaries = {extension: "$ORIGIN/lib", package / "bin" / "mqajit": "$ORIGIN/../lib"}
         binaries.update({path: "$ORIGIN" for path in lib.glob("libmqajit.so.*")})
         bundled = {}
         for binary in binaries:

@@ -3,11 +3,11 @@
 # it), then with no MQAJIT_SYSTEM_DB, no LD_LIBRARY_PATH and an empty user database:
 #   - `mqajit db lookup` (the installed CLI) answers a shipped tuned row from the moved prefix's table;
 #   - the installed Python package (when PYTHON is given) does the same through mqajit.explain();
-#   - examples/, built with find_package(mqajit) against the moved prefix, runs and reports the moved
-#     prefix's table (runtime_status() through libmqajit itself);
+#   - examples/ (WITH_CUDA; without CUDA a probe program), built with find_package(mqajit) against the
+#     moved prefix, runs and reports the moved prefix's table (runtime_status() through libmqajit itself);
 #   - a program built with `pkg-config --cflags --libs mqajit` links, runs and catches an
 #     mqajit::Error the library throws.
-# Arguments: BUILD_DIR SOURCE_DIR WORK_DIR [PYTHON PYTHON_INSTALL_DIR] [PKG_CONFIG].
+# Arguments: BUILD_DIR SOURCE_DIR WORK_DIR WITH_CUDA [PYTHON PYTHON_INSTALL_DIR] [PKG_CONFIG].
 include(${CMAKE_CURRENT_LIST_DIR}/TestSupport.cmake)
 
 file(REMOVE_RECURSE ${WORK_DIR})
@@ -39,24 +39,9 @@ if(PYTHON)
   expect_inside("${python_file}" "${prefix}" "the imported mqajit package")
 endif()
 
-run_checked(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples -B ${WORK_DIR}/example -G Ninja -DCMAKE_PREFIX_PATH=${prefix})
-run_checked(${CMAKE_COMMAND} --build ${WORK_DIR}/example)
-run_checked(${clean_env} ${WORK_DIR}/example/indexer_example OUTPUT output)
-expect_match("${output}" "mqajit [0-9]+\\.[0-9]+\\.[0-9]+" "the example's version line")
-expect_match("${output}" "tuning table: ${table}" "libmqajit's own system database (the example's status line)")
-
-if(PKG_CONFIG)
-  set(ENV{PKG_CONFIG_PATH} ${prefix}/lib/pkgconfig)
-  run_checked(${PKG_CONFIG} --modversion mqajit OUTPUT pc_version)
-  run_checked(${PKG_CONFIG} --cflags --libs mqajit OUTPUT pc_flags)
-  # NOTES: the .pc file finds the prefix from its own folder (${pcfiledir}/../..), so the moved one.
-  string(REGEX MATCH "-I([^ ]+)" include_flag "${pc_flags}")
-  file(REAL_PATH "${CMAKE_MATCH_1}" include_dir)
-  expect_equal("${include_dir}" "${prefix}/include" "pkg-config --cflags")
-  separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
-  # NOTES: the probe also catches the library's exception by its type, across libmqajit.so's
-  # boundary, which hidden visibility must leave working (mqajit::Error's RTTI is exported).
-  file(WRITE ${WORK_DIR}/pc_probe.cpp [=[
+# NOTES: the probe also catches the library's exception by its type, across libmqajit.so's
+# boundary, which hidden visibility must leave working (mqajit::Error's RTTI is exported).
+file(WRITE ${WORK_DIR}/probe/probe.cpp [=[
 #include <mqajit/mqajit.hpp>
 #include <cstdio>
 int main() {
@@ -69,8 +54,41 @@ int main() {
     }
 }
 ]=])
-  run_checked(c++ -std=c++17 ${WORK_DIR}/pc_probe.cpp ${pc_flags} -Wl,-rpath,${prefix}/lib -o ${WORK_DIR}/pc_probe)
+set(probe_expected "${table}\ncaught mqajit::Error: invalid argument")
+
+if(WITH_CUDA)
+  run_checked(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples -B ${WORK_DIR}/example -G Ninja -DCMAKE_PREFIX_PATH=${prefix})
+  run_checked(${CMAKE_COMMAND} --build ${WORK_DIR}/example)
+  run_checked(${clean_env} ${WORK_DIR}/example/indexer_example OUTPUT output)
+  expect_match("${output}" "mqajit [0-9]+\\.[0-9]+\\.[0-9]+" "the example's version line")
+  expect_match("${output}" "tuning table: ${table}" "libmqajit's own system database (the example's status line)")
+else()
+  # NOTES: examples/ allocates with the CUDA runtime; without CUDA the probe is the CMake consumer.
+  file(WRITE ${WORK_DIR}/probe/CMakeLists.txt [=[
+cmake_minimum_required(VERSION 3.25)
+project(mqajit_probe LANGUAGES CXX)
+find_package(mqajit REQUIRED)
+add_executable(probe probe.cpp)
+target_link_libraries(probe PRIVATE mqajit::mqajit)
+]=])
+  run_checked(${CMAKE_COMMAND} -S ${WORK_DIR}/probe -B ${WORK_DIR}/probe-build -G Ninja -DCMAKE_PREFIX_PATH=${prefix})
+  run_checked(${CMAKE_COMMAND} --build ${WORK_DIR}/probe-build)
+  run_checked(${clean_env} ${WORK_DIR}/probe-build/probe OUTPUT probe)
+  expect_match("${probe}" "^[0-9]+\\.[0-9]+\\.[0-9]+ " "the find_package(mqajit) program's version")
+  expect_match("${probe}" " ${probe_expected}$" "a program built with find_package(mqajit)")
+endif()
+
+if(PKG_CONFIG)
+  set(ENV{PKG_CONFIG_PATH} ${prefix}/lib/pkgconfig)
+  run_checked(${PKG_CONFIG} --modversion mqajit OUTPUT pc_version)
+  run_checked(${PKG_CONFIG} --cflags --libs mqajit OUTPUT pc_flags)
+  # NOTES: the .pc file finds the prefix from its own folder (${pcfiledir}/../..), so the moved one.
+  string(REGEX MATCH "-I([^ ]+)" include_flag "${pc_flags}")
+  file(REAL_PATH "${CMAKE_MATCH_1}" include_dir)
+  expect_equal("${include_dir}" "${prefix}/include" "pkg-config --cflags")
+  separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+  run_checked(c++ -std=c++17 ${WORK_DIR}/probe/probe.cpp ${pc_flags} -Wl,-rpath,${prefix}/lib -o ${WORK_DIR}/pc_probe)
   run_checked(${clean_env} ${WORK_DIR}/pc_probe OUTPUT probe)
-  expect_equal("${probe}" "${pc_version} ${table}\ncaught mqajit::Error: invalid argument" "a program built with pkg-config")
+  expect_equal("${probe}" "${pc_version} ${probe_expected}" "a program built with pkg-config")
 endif()
 message(STATUS "the moved install serves its own tables")

@@ -9,9 +9,11 @@
 
 #include "codegen/expanded_unit.hpp"
 #include "codegen/kernel_family.hpp"
+#include "codegen/family_registry.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/compiler.hpp"
-#include "runtime/dispatch.hpp"
+#include "runtime/kernel_request.hpp"
+#include "tests/gpu_support.hpp"
 #include "tests/support.hpp"
 #include "variants/arch.hpp"
 #include "variants/variant.hpp"
@@ -45,7 +47,8 @@ void check_expands_and_compiles_alone(const std::string& variant_name, const std
     CHECK(inlined >= 2);  // the family's template and mqa_logits_params.cuh at least
     CHECK(expanded.find(kernel.kernel_name) != std::string::npos);
 
-    const Compiler& compiler = backend_for(arch).compiler();
+    MQAJIT_REQUIRE_BACKEND(arch.vendor);
+    const Compiler& compiler = backend->compiler();
     CompileRequest alone = compile_request_for(variant, 32, 128, arch);
     const CompileResult with_headers = compiler.compile(alone);
     alone.source = expanded;

@@ -100,7 +100,8 @@ int hiprtcCompileProgram(Program* program, int num_options, const char* const* o
     std::string target;
     for (int i = 0; i < num_options; ++i) {
         const std::string_view option = options[i];
-        s.last_options += (i ? " " : "") + std::string(option);
+        if (i) s.last_options += ' ';
+        s.last_options += option;
         if (option.starts_with("--offload-arch=")) target = option.substr(15);
     }
     if (s.fail_compiles || program->source.find("#error") != std::string::npos) {

@@ -14,13 +14,15 @@ function(mqajit_embed_text)
 endfunction()
 
 # mqajit_embed_binary(OUTPUT out.S SYMBOL name FILE blob) wraps a binary file in an assembler
-# source exposing `name` and `name_size`.
+# source exposing `name` and `name_size` to the library's code (hidden: libmqajit does not export them).
 function(mqajit_embed_binary)
   cmake_parse_arguments(ARG "" "OUTPUT;SYMBOL;FILE" "" ${ARGN})
   file(WRITE ${ARG_OUTPUT}.in
 "    .section .rodata
     .global ${ARG_SYMBOL}
     .global ${ARG_SYMBOL}_size
+    .hidden ${ARG_SYMBOL}
+    .hidden ${ARG_SYMBOL}_size
     .balign 64
 ${ARG_SYMBOL}:
     .incbin \"${ARG_FILE}\"

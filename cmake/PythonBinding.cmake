@@ -30,3 +30,8 @@ endif()
 if(MQAJIT_BUILD_PYTHON)
   message(STATUS "mqajit: Python binding for ${Python3_EXECUTABLE} (Python ${Python3_VERSION}, pybind11 ${pybind11_VERSION})")
 endif()
+
+if(MQAJIT_BUILD_PYTHON)
+  set(MQAJIT_PYTHON_INSTALL_DIR "lib/python${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}/site-packages"
+      CACHE STRING "Where `cmake --install` puts the mqajit Python package (relative to the prefix, or absolute)")
+endif()

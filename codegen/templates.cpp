@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/include_lines.hpp"
 #include "core/check.hpp"
 
 namespace mqajit {
@@ -25,16 +26,8 @@ std::vector<std::string_view> quoted_includes(std::string_view text) {
     for (std::size_t line_start = 0; line_start < text.size();) {
         std::size_t line_end = text.find('\n', line_start);
         if (line_end == std::string_view::npos) line_end = text.size();
-        std::string_view line = text.substr(line_start, line_end - line_start);
+        if (const auto name = quoted_include(text.substr(line_start, line_end - line_start))) names.push_back(*name);
         line_start = line_end + 1;
-        line.remove_prefix(std::min(line.find_first_not_of(" \t"), line.size()));
-        if (!line.starts_with('#')) continue;
-        line.remove_prefix(1);
-        line.remove_prefix(std::min(line.find_first_not_of(" \t"), line.size()));
-        if (!line.starts_with("include")) continue;
-        const std::size_t open = line.find('"');
-        const std::size_t close = open == std::string_view::npos ? open : line.find('"', open + 1);
-        if (close != std::string_view::npos) names.push_back(line.substr(open + 1, close - open - 1));
     }
     return names;
 }

@@ -21,6 +21,8 @@
 int main() {
     std::printf("mqajit %s\n", mqajit::kVersion);
     const mqajit::RuntimeStatus status = mqajit::runtime_status();
+    std::printf("tuning table: %s\n", status.system_db.empty() ? "(none found; the baseline kernel serves)"
+                                                               : status.system_db.c_str());
     if (!status.gpu_available) {
         std::printf("no GPU: %s\n", status.message.c_str());
         return 0;

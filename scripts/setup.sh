@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build pkg-config
           libspdlog-dev libfmt-dev libsqlite3-dev sqlite3 doctest-dev libcli11-dev
           libbenchmark-dev nlohmann-json3-dev pybind11-dev python3-dev python3-pytest
+          python3-build python3-setuptools python3-wheel python3-venv patchelf  # the pip wheel (setup.py)
           clang-22 lld-22  # AMD code objects ahead of time (mqajit aot --arch gfx950|gfx942)
           libclang-rt-22-dev)  # libFuzzer and the sanitizer runtimes for the fuzz targets (docs/testing.md)
 missing=()

@@ -38,7 +38,8 @@ void check_aot_builds_every_variant(const std::string& arch_name) {
     const int exit_code = mqajit::testing::run_command(command, &output);
     INFO(output.substr(0, 4000));
     REQUIRE(exit_code == 0);
-    const nlohmann::json rows = nlohmann::json::parse(output.substr(output.find('[')));
+    // NOTES: the progress lines ("[k/n] ...") come first, on stderr; the JSON array is the output's end.
+    const nlohmann::json rows = nlohmann::json::parse(output.substr(output.find("[\n")));
 
     const Arch arch = Arch::parse(arch_name);
     std::set<std::string> expected;
@@ -69,7 +70,7 @@ void check_aot_builds_every_variant(const std::string& arch_name) {
                             " aot --arch " + arch_name + " --heads 32 --head-dim 128 --json --variants " +
                             rows.at(0).at("variant").get<std::string>();
     REQUIRE(mqajit::testing::run_command(one, &output) == 0);
-    const nlohmann::json again = nlohmann::json::parse(output.substr(output.find('[')));
+    const nlohmann::json again = nlohmann::json::parse(output.substr(output.find("[\n")));
     REQUIRE(again.size() == 1);
     CHECK(again[0].at("status") == "cached");
     CHECK(again[0].at("registers") == rows.at(0).at("registers"));

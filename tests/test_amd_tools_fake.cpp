@@ -93,7 +93,9 @@ TEST_CASE("amd tools (fake MI355X): tune verifies mfma candidates, rejects a wro
     INFO(output);
     REQUIRE(code == 0);
     CHECK(contains(output, wrong + ": REJECTED, not timed"));
-    CHECK(contains(output, "[2/2]"));
+    // Progress per candidate over both shapes (baseline and three each), and a line per shape.
+    CHECK(contains(output, "[8/8]"));
+    CHECK(contains(output, "shape 2/2"));
 
     const std::string table = read_file(tuned);
     INFO(table);

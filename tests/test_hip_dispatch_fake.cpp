@@ -184,9 +184,10 @@ TEST_CASE("hip dispatch (fake MI355X): a call is served by a row of its own clea
     // A user row tuned with clean_logits=0 serves the clean_logits=0 calls; the clean_logits=1 calls keep theirs.
     mqajit::testing::TempDir dir("hip-modes");
     const auto user_db = dir.path() / "tuning.db";
-    TunedRow callers{.key = {.arch = "gfx950", .cu_num = mqajit::testing::kFakeMi355x.compute_units, .heads = kHeads,
-                             .head_dim = kHeadDim, .clean_logits = 0, .seq_len = 256, .seq_len_kv = 4096},
-                     .backend = "jit", .variant = kVariantB, .us = 1.0};
+    // NOTES: a named key, not a nested temporary, which GCC 12 at -O3 falsely warns may be uninitialized.
+    const ShapeKey callers_key{.arch = "gfx950", .cu_num = mqajit::testing::kFakeMi355x.compute_units, .heads = kHeads,
+                               .head_dim = kHeadDim, .clean_logits = 0, .seq_len = 256, .seq_len_kv = 4096};
+    TunedRow callers{.key = callers_key, .backend = "jit", .variant = kVariantB, .us = 1.0};
     TuningDb(std::nullopt, user_db).insert(callers);
     const std::string own = run_child(rocm, "MQAJIT_TUNING_DB=" + user_db.string(), "hiprtc", "256:4096:0 1024:4096:0 256:4096:1");
     INFO(own);

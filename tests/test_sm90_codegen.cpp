@@ -1,11 +1,11 @@
 // The wgmma family without a GPU: every registered sm_90a variant, at every head count and head
-// dimension it accepts, compiles under NVRTC without spills and without ptxas serializing
-// its wgmma (which would silently remove the overlap the kernel is built around).
+// dimension it accepts, compiles under NVRTC without spills and without ptxas serializing its wgmma
+// (which would silently remove the overlap the kernel is built around). How long a compile takes is
+// measured by tests/benchmarks/bench_compile.cpp, not asserted here.
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
-#include <chrono>
 #include <string>
 
 #include "runtime/kernel_request.hpp"
@@ -34,11 +34,8 @@ void check_wgmma_variants_compile(int heads, int head_dim) {
         for (const auto& header : request.headers) {
             CHECK(header.text.find("#include <") == std::string_view::npos);
         }
-        const auto start = std::chrono::steady_clock::now();
         const mqajit::CompileResult result = compiler.compile(request);
-        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        MESSAGE(fmt::format("{} h{} d{}: {} registers, {:.2f} s", v.name(), heads, head_dim, result.usage.registers,
-                            seconds));
+        MESSAGE(fmt::format("{} h{} d{}: {} registers", v.name(), heads, head_dim, result.usage.registers));
         CHECK_FALSE(result.binary.empty());
         CHECK(result.usage.registers > 0);
         CHECK(result.usage.spill_store_bytes == 0);

@@ -32,8 +32,10 @@ tools::ShapeResult shape_result(std::int64_t seq_len, std::int64_t seq_len_kv, c
     tools::ShapeResult r;
     r.complete = true;
     r.flops = 4e8;
-    r.row = TunedRow{.key = {.arch = "sm_90a", .cu_num = 132, .heads = 32, .head_dim = 128, .seq_len = seq_len,
-                             .seq_len_kv = seq_len_kv},
+    // NOTES: a named key, not a nested temporary, which GCC 12 at -O3 falsely warns may be uninitialized.
+    const ShapeKey key{.arch = "sm_90a", .cu_num = 132, .heads = 32, .head_dim = 128, .seq_len = seq_len,
+                       .seq_len_kv = seq_len_kv};
+    r.row = TunedRow{.key = key,
                      .backend = "jit", .variant = fast, .us = fast_us, .baseline_us = 40.0, .runner_up = "baseline"};
     r.candidates = {{.kernel = "baseline", .verified = true, .median_us = 40.0, .runs = 50},
                     {.kernel = fast, .verified = true, .median_us = fast_us, .runs = 50},

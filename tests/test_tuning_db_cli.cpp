@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tests/support.hpp"
@@ -15,7 +16,7 @@ using namespace mqajit::testing;
 
 namespace {
 
-std::string quoted(const std::filesystem::path& path) { return "'" + path.string() + "'"; }
+std::string quoted(const std::filesystem::path& path) { return fmt::format("'{}'", path.string()); }
 
 // A temp folder with a system database built by the CLI from a small GLM-5 CSV.
 struct CliFixture {

@@ -21,15 +21,15 @@ struct TunedRowOf {
     std::string backend;  // "jit" or "baseline"
     std::string variant;  // a variant name for "jit"; "baseline" for "baseline"
     double us = 0.0;      // the chosen kernel's time
-    std::optional<double> baseline_us;  // the baseline kernel's time at the same shape, if measured
-    std::string runner_up;  // the second-best variant, if the tuner recorded one
-    std::string tuner_version;
-    std::string compiler_version;
-    std::string driver_version;
-    std::string date;
+    std::optional<double> baseline_us{};  // the baseline kernel's time at the same shape, if measured
+    std::string runner_up{};  // the second-best variant, if the tuner recorded one
+    std::string tuner_version{};
+    std::string compiler_version{};
+    std::string driver_version{};
+    std::string date{};
     // Where the row came from: "path/file.csv:12" or "user:/path/tuning.db". Not a table column
     // of the CSV files; the system database keeps it so `db lookup` can name the source line.
-    std::string origin;
+    std::string origin{};
 
     // f(column_name, value) for each non-key column, in table order (origin excluded).
     template <class F>

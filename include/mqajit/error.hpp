@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "mqajit/export.hpp"
+
 namespace mqajit {
 
 enum class ErrorKind {
@@ -18,9 +20,9 @@ enum class ErrorKind {
     internal,          // a bug in mqajit
 };
 
-std::string_view to_string(ErrorKind kind);
+MQAJIT_API std::string_view to_string(ErrorKind kind);
 
-class Error : public std::runtime_error {
+class MQAJIT_API Error : public std::runtime_error {
 public:
     Error(ErrorKind kind, const std::string& message)
         : std::runtime_error(message), kind_(kind) {}

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "mqajit/export.hpp"
 #include "mqajit/tensor.hpp"
 
 namespace mqajit {
@@ -20,7 +21,7 @@ struct MqaLogitsOptions {
     void* stream = nullptr;  // a CUstream (nullptr: the legacy default stream)
     // Empty: the tuned table decides. "baseline": the pre-built kernel. Otherwise a variant name,
     // which must be able to run here (an mqajit::Error says why not).
-    std::string variant;
+    std::string variant{};
     // KV splits per query block. 0: the kernel family's own rule. A positive count is honoured by
     // the sm_90a wgmma family (rounded so no split is empty) and ignored by the others; it is for
     // experiments and tuning, results are identical for any count.
@@ -49,16 +50,16 @@ struct MqaLogitsOptions {
 // All pointers are device memory of the current context. The call is asynchronous on `stream`,
 // never synchronizes, and allocates nothing after the first call for a shape (graph-capturable).
 // Bad input raises mqajit::Error (invalid_argument) before anything is launched.
-void mqa_logits(const TensorView& q, const TensorView& kv, const TensorView& kv_scales,
-                const TensorView& weights, const TensorView& cu_starts, const TensorView& cu_ends,
-                const TensorView& logits, const MqaLogitsOptions& options = {});
+MQAJIT_API void mqa_logits(const TensorView& q, const TensorView& kv, const TensorView& kv_scales,
+                           const TensorView& weights, const TensorView& cu_starts, const TensorView& cu_ends,
+                           const TensorView& logits, const MqaLogitsOptions& options = {});
 
 // The same operator computed by an obviously correct kernel (fp32 on CUDA cores, one thread per
 // output): slow, for checking results. Same argument rules as mqa_logits(); max_seqlen_k as in
 // MqaLogitsOptions.
-void mqa_logits_reference(const TensorView& q, const TensorView& kv, const TensorView& kv_scales,
-                          const TensorView& weights, const TensorView& cu_starts, const TensorView& cu_ends,
-                          const TensorView& logits, bool clean_logits = true, void* stream = nullptr,
-                          int max_seqlen_k = 0);
+MQAJIT_API void mqa_logits_reference(const TensorView& q, const TensorView& kv, const TensorView& kv_scales,
+                                     const TensorView& weights, const TensorView& cu_starts,
+                                     const TensorView& cu_ends, const TensorView& logits, bool clean_logits = true,
+                                     void* stream = nullptr, int max_seqlen_k = 0);
 
 }  // namespace mqajit

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "mqajit/error.hpp"
+#include "mqajit/export.hpp"
 #include "mqajit/mqa_logits.hpp"
 #include "mqajit/paged_mqa_logits.hpp"
 #include "mqajit/status.hpp"

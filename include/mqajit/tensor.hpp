@@ -6,14 +6,16 @@
 #include <initializer_list>
 #include <string>
 
+#include "mqajit/export.hpp"
+
 namespace mqajit {
 
 enum class DType { float8_e4m3, float32, int32, bfloat16, uint8 };
 
-std::string to_string(DType dtype);
-std::int64_t element_size_bytes(DType dtype);
+MQAJIT_API std::string to_string(DType dtype);
+MQAJIT_API std::int64_t element_size_bytes(DType dtype);
 
-struct TensorView {
+struct MQAJIT_API TensorView {
     static constexpr int kMaxRank = 4;
 
     void* data = nullptr;

@@ -2,6 +2,7 @@
 an expect_error() that checks messages, and the plain-script runner itself (for interpreters
 without pytest)."""
 
+import os
 import sys
 
 try:
@@ -15,7 +16,8 @@ class Skipped(Exception):
 
 
 def skip(reason):
-    if pytest is not None:
+    # NOTES: pytest's skip only under pytest; run as a script, run_as_script() reports Skipped.
+    if pytest is not None and "PYTEST_CURRENT_TEST" in os.environ:
         pytest.skip(reason)
     raise Skipped(reason)
 

@@ -30,6 +30,8 @@ def _problem_reason():
     missing = [name for name, module in (("torch", torch), ("pytest", pytest)) if module is None]
     if missing:
         return f"{' and '.join(missing)} not importable by {sys.executable}"
+    if not hasattr(torch, "float8_e4m3fn"):
+        return f"torch {torch.__version__} has no float8_e4m3fn (torch 2.1 or newer has)"
     if not torch.cuda.is_available():
         return "torch sees no CUDA device"
     if not mqajit.runtime_status().gpu_available:

@@ -9,7 +9,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import mqajit
@@ -43,9 +42,9 @@ def call_with(**changes):
     return lambda: _mqajit.mqa_logits(**views)
 
 
-def test_version_matches_the_library_header():
-    header = (SOURCE_DIR / "include/mqajit/version.hpp").read_text()
-    assert mqajit.__version__ == re.search(r'kVersion = "([^"]+)"', header).group(1)
+def test_version_is_the_cmake_projects():
+    cmake = (SOURCE_DIR / "CMakeLists.txt").read_text()
+    assert mqajit.__version__ == re.search(r"project\(mqajit\s+VERSION\s+([0-9.]+)", cmake).group(1)
 
 
 def test_wrong_dtype_is_a_value_error_that_names_the_tensor():
@@ -166,6 +165,8 @@ def test_tensors_must_be_torch_cuda_tensors():
     except ImportError:
         expect_error(RuntimeError, lambda: mqajit.mqa_logits(*arguments), "PyTorch is not importable")
         return
+    if not hasattr(torch, "float8_e4m3fn"):
+        skip(f"torch {torch.__version__} has no float8_e4m3fn (torch 2.1 or newer has)")
     expect_error(ValueError, lambda: mqajit.mqa_logits(*arguments), "q is not a torch tensor (got object)")
     q = torch.zeros((S, H, D), dtype=torch.float8_e4m3fn)
     kv = torch.zeros((N, D), dtype=torch.float8_e4m3fn)
@@ -298,28 +299,6 @@ def test_paged_lookup_takes_its_own_keys_and_defaults_to_what_engines_call():
                                                   seq_len_kv=1, batch=2), "batch is not a key of the mqa_logits table")
     expect_error(ValueError, lambda: mqajit.lookup(**{**shape, "op": "decode"}), "op must be one of")
     expect_error(ValueError, lambda: mqajit.lookup(**{**shape, "next_n": 0}), "next_n is 0")
-
-
-def test_installed_package_imports_from_its_prefix_alone():
-    build_dir, cmake = os.environ.get("MQAJIT_BUILD_DIR"), os.environ.get("MQAJIT_CMAKE_COMMAND")
-    if not build_dir or not cmake:
-        skip("MQAJIT_BUILD_DIR and MQAJIT_CMAKE_COMMAND are not set (ctest sets them)")
-    with tempfile.TemporaryDirectory() as prefix:
-        subprocess.run([cmake, "--install", build_dir, "--prefix", prefix], check=True, capture_output=True)
-        site = Path(prefix) / os.environ.get("MQAJIT_PYTHON_INSTALL_DIR", "")
-        probe = ("import mqajit\n"
-                 "print(mqajit.__file__)\n"
-                 "print(next(line.split()[-1] for line in open('/proc/self/maps') if 'libmqajit' in line))\n"
-                 "print(mqajit.runtime_status().message)")
-        environment = {**os.environ, "PYTHONPATH": str(site)}
-        environment.pop("LD_LIBRARY_PATH", None)
-        result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=prefix,
-                                env=environment)
-        assert result.returncode == 0, result.stderr
-        package_file, library_file, message = result.stdout.splitlines()[:3]
-        assert Path(package_file).resolve().is_relative_to(Path(site).resolve())
-        assert Path(library_file).resolve().is_relative_to(Path(prefix).resolve()), library_file
-        assert message == mqajit.runtime_status().message
 
 
 if __name__ == "__main__":

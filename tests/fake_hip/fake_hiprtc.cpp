@@ -15,17 +15,17 @@ namespace {
 constexpr int kSuccess = 0, kInvalidInput = 3, kCompilation = 6;
 
 struct Program {
-    std::string source;
-    std::vector<std::string> header_names;
-    std::string log;
-    std::string code;
+    std::string source{};
+    std::vector<std::string> header_names{};
+    std::string log{};
+    std::string code{};
 };
 
 struct State {
     int major = 6, minor = 2;
     bool fail_compiles = false;
-    std::string force_target;
-    std::string last_options;
+    std::string force_target{};
+    std::string last_options{};
     int compiles = 0;
 };
 State& state() {
@@ -100,7 +100,8 @@ int hiprtcCompileProgram(Program* program, int num_options, const char* const* o
     std::string target;
     for (int i = 0; i < num_options; ++i) {
         const std::string_view option = options[i];
-        s.last_options += (i ? " " : "") + std::string(option);
+        if (i) s.last_options += ' ';
+        s.last_options += option;
         if (option.starts_with("--offload-arch=")) target = option.substr(15);
     }
     if (s.fail_compiles || program->source.find("#error") != std::string::npos) {

@@ -1,6 +1,7 @@
 // mqajit tune -i untuned.csv -o tuned.csv: tunes each shape on the live GPU (every candidate
-// verified against the reference before it is timed) and writes each finished row at once to the
-// output CSV and the user database, so an interrupt loses nothing finished.
+// verified against the reference before it is timed; a line per candidate with an ETA) and writes
+// each finished row at once to the output CSV and the user database, so an interrupt loses nothing
+// finished.
 // mqajit tune ... --json-file FILE: also every candidate's outcome per shape, as bench JSON rows.
 // mqajit tune ... --devices 0,1,...: one worker process per GPU, their rows merged at the end.
 // A candidate that hangs past --candidate-timeout or faults ends the run (exit 3) naming itself;
@@ -13,7 +14,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -25,6 +25,7 @@
 #include "runtime/backend.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/number_options.hpp"
+#include "tools/common/progress.hpp"
 #include "tools/common/shapes.hpp"
 #include "tools/common/tune_json.hpp"
 #include "tools/common/tune_output_csv.hpp"
@@ -66,32 +67,6 @@ tools::TuneSettings settings_for(Device& device, const TuneOptions& o) {
                                .driver_version = device.driver_version(), .interrupted = &g_interrupted,
                                .excluded = o.exclude};
 }
-
-// One line per event off a terminal; an in-place progress bar with ETA on one.
-class Progress {
-public:
-    explicit Progress(std::size_t total) : total_(total), terminal_(isatty(STDOUT_FILENO) != 0) {}
-    void shape_done(std::size_t done, const std::string& what) {
-        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-        const double eta = done ? elapsed / static_cast<double>(done) * static_cast<double>(total_ - done) : 0.0;
-        if (terminal_) {
-            const std::size_t filled = total_ ? 30 * done / total_ : 30;
-            fmt::print("\r[{:<30}] {}/{} shapes, ETA {:.0f} s  {}\x1b[K", std::string(filled, '#'), done, total_, eta, what);
-            if (done == total_) fmt::print("\n");
-        } else {
-            fmt::print("[{}/{}] {} (ETA {:.0f} s)\n", done, total_, what, eta);
-        }
-        std::fflush(stdout);
-    }
-    void detail(const std::string& line) {
-        if (!terminal_) fmt::print("    {}\n", line);
-    }
-
-private:
-    std::size_t total_;
-    bool terminal_;
-    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
 
 // Removes the workers' scratch folder however the run ends; the merge has taken what it holds.
 struct ScratchDir {
@@ -202,9 +177,6 @@ int run_tune_workers(const TuneOptions& o, const std::vector<int>& devices) {
 }
 
 int run_tune(const TuneOptions& o) {
-    // NOTES: line by line even into a pipe or a file, so a --devices parent (or a log) has every
-    // line up to a hang at once, not a block later.
-    tools::line_buffer_output();
     const std::vector<int> devices = tools::parse_device_list(o.devices);
     tools::check_excluded_names(o.exclude);
     if (!o.exclude.empty()) fmt::print("excluded by the user (--exclude): {}\n", fmt::join(o.exclude, ", "));
@@ -238,16 +210,25 @@ int run_tune(const TuneOptions& o) {
     TuningDb& db = own_db ? *own_db : TuningDb::instance();
 
     std::signal(SIGINT, on_interrupt);
-    Progress progress(shapes.size());
+    // NOTES: the ETA counts candidates, the steps that take the time; shapes already tuned are
+    // left out of it from the start.
+    std::size_t candidates = 0;
+    for (const tools::BenchShape& s : shapes) {
+        if (o.force || !already_tuned(s)) candidates += tools::tuning_candidates(arch, s, settings.excluded).size();
+    }
+    tools::Progress progress(candidates, "candidates", stdout, isatty(STDOUT_FILENO) != 0);
     std::size_t done = 0;
     for (const tools::BenchShape& s : shapes) {
         const std::string label = tools::shape_label(s);
+        const std::string shape_count = fmt::format("shape {}/{}", done + 1, shapes.size());
         if (!o.force && already_tuned(s)) {
-            progress.shape_done(++done, label + ": already tuned with this compiler and driver (--force retunes)");
+            ++done;
+            progress.note(fmt::format("{} {}: already tuned with this compiler and driver (--force retunes)",
+                                      shape_count, label));
             continue;
         }
-        const tools::ShapeResult result =
-            tools::tune_shape(device, s, settings, [&](const std::string& line) { progress.detail(line); });
+        const tools::ShapeResult result = tools::tune_shape(
+            device, s, settings, [&](const std::string& line) { progress.step_done(label + " " + line); });
         if (!result.complete) break;
         output_rows.push_back(result.row);
         table.upsert(result.row);
@@ -261,9 +242,10 @@ int run_tune(const TuneOptions& o) {
                                             [](const tools::CandidateResult& c) { return !c.verified; });
         const auto pruned = std::count_if(result.candidates.begin(), result.candidates.end(),
                                           [](const tools::CandidateResult& c) { return c.pruned; });
-        progress.shape_done(++done, fmt::format("{}: {} {:.1f} us ({} candidates, {} rejected, {} pruned)", label,
-                                                result.row.variant, result.row.us, result.candidates.size(), rejected,
-                                                pruned));
+        ++done;
+        progress.note(fmt::format("{} {}: {} {:.1f} us ({} candidates, {} rejected, {} pruned), {}", shape_count, label,
+                                  result.row.variant, result.row.us, result.candidates.size(), rejected, pruned,
+                                  progress.eta_text()));
     }
     if (g_interrupted.load()) {
         fmt::print("\ninterrupted: {} of {} shapes done, every finished row is in {}\n", done, shapes.size(), o.output);
@@ -273,7 +255,6 @@ int run_tune(const TuneOptions& o) {
 }
 
 int run_config_check(const TuneOptions& o) {
-    tools::line_buffer_output();
     Device& device = live_device();
     tools::TuneWatchdog watchdog({.limit_s = o.candidate_timeout_s});
     tools::TuneSettings settings = settings_for(device, o);

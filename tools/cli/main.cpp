@@ -5,6 +5,7 @@
 #include "mqajit/error.hpp"
 #include "mqajit/version.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/common/tune_workers_spawn.hpp"
 
 int main(int argc, char** argv) {
     using namespace mqajit::cli;
@@ -12,6 +13,9 @@ int main(int argc, char** argv) {
     // report that `aot` checks for spills and serialized wgmma; mqajit keeps its own kernel cache,
     // so the CLI turns NVRTC's off unless the user chose otherwise.
     setenv("CUDA_CACHE_DISABLE", "1", 0);
+    // NOTES: every command's output goes out line by line even into a pipe or a file, so a log, a
+    // `| tee` or a parent process sees each line when it is printed, not a block minutes later.
+    mqajit::tools::line_buffer_output();
     CLI::App app{"mqajit: JIT kernels for the FP8 MQA-logits operator", "mqajit"};
     app.set_version_flag("--version", mqajit::kVersion);
     app.require_subcommand(1);

@@ -19,15 +19,15 @@ struct BenchResult {
     BenchShape shape;      // its clean_logits set: the mode it ran in
     std::string arch;      // canonical, of the device
     int cu_num = 0;
-    std::string kernel;    // what the line reports: the tuned choice, the requested kernel, or the fastest
-    std::string reason;
-    std::map<std::string, double> variants_us;  // every candidate's median, when candidates were compared
-    Timing chosen;         // the kernel's timing
-    Timing baseline;       // the baseline kernel's, in the same mode and measurement
+    std::string kernel{};  // what the line reports: the tuned choice, the requested kernel, or the fastest
+    std::string reason{};
+    std::map<std::string, double> variants_us{};  // every candidate's median, when candidates were compared
+    Timing chosen{};       // the kernel's timing
+    Timing baseline{};     // the baseline kernel's, in the same mode and measurement
     double flops = 0;
     int kv_splits = 0;
     bool checked = false;
-    std::string verdict;   // " CHECK FAILED ..." for each failed check; empty when none failed
+    std::string verdict{};  // " CHECK FAILED ..." for each failed check; empty when none failed
 };
 
 // Consecutive shapes that differ only in their mode, as groups (in_modes puts a shape's modes

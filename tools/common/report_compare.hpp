@@ -16,8 +16,8 @@ struct ShapeComparison {
     std::int64_t seq_len = 0;
     std::int64_t seq_len_kv = 0;
     double flops = 0;
-    std::string tuned_kernel;        // empty: the table has no row for the shape
-    std::optional<double> tuned_us;  // nullopt: not tuned, or the tuned kernel was not timed in the run
+    std::string tuned_kernel{};        // empty: the table has no row for the shape
+    std::optional<double> tuned_us{};  // nullopt: not tuned, or the tuned kernel was not timed in the run
     double baseline_us = 0;
     double best_fixed_us = 0;
 
@@ -35,10 +35,10 @@ struct GeometricMeans {
 
 struct TuningComparison {
     ShapeKey group;                  // of the tuned table; seq_len and seq_len_kv are 0
-    std::string best_fixed;          // the best fixed variant's name
+    std::string best_fixed{};          // the best fixed variant's name
     std::size_t num_fixed_candidates = 0;  // variants timed at every shape
-    std::vector<ShapeComparison> shapes;   // in bench-file order
-    GeometricMeans means;
+    std::vector<ShapeComparison> shapes{};   // in bench-file order
+    GeometricMeans means{};
     bool from_tuner = false;               // the times come from `mqajit tune --json-file`
     std::size_t best_fixed_probe_times = 0;  // shapes where the best fixed variant's time is a probe's
 };

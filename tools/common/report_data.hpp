@@ -15,18 +15,18 @@ namespace mqajit::tools {
 
 // Which group of a tuned table to report; an unset field must be unambiguous in the file.
 struct GroupFilter {
-    std::optional<std::string> arch;  // any spelling Arch::parse accepts
-    std::optional<int> cu_num;
-    std::optional<int> heads;
-    std::optional<int> head_dim;
-    std::optional<int> clean_logits;
+    std::optional<std::string> arch{};  // any spelling Arch::parse accepts
+    std::optional<int> cu_num{};
+    std::optional<int> heads{};
+    std::optional<int> head_dim{};
+    std::optional<int> clean_logits{};
 };
 
 struct TunedTable {
     std::filesystem::path source;
     ShapeKey group;               // seq_len and seq_len_kv are 0
-    std::vector<TunedRow> rows;   // the group's rows, in file order
-    std::vector<std::string> skipped;  // "file:line: why" for malformed rows of the file
+    std::vector<TunedRow> rows{};  // the group's rows, in file order
+    std::vector<std::string> skipped{};  // "file:line: why" for malformed rows of the file
 };
 
 // Throws Error(not_found) for a missing file, Error(invalid_argument) when no row matches the

@@ -14,11 +14,11 @@ struct BenchShape {
     int head_dim = 128;
     int seq_len = 0;
     int seq_len_kv = 0;
-    std::string arch;  // from a "gfx" column when the file has one
-    int cu_num = 0;    // from a "cu_num" column when the file has one
+    std::string arch{};  // from a "gfx" column when the file has one
+    int cu_num = 0;      // from a "cu_num" column when the file has one
     // The call's mode (1: -inf outside the windows), from a "clean_logits" column or from
     // in_modes(); nullopt: not said.
-    std::optional<int> clean_logits;
+    std::optional<int> clean_logits{};
 };
 
 // The 24 GLM-5 prefill shapes (H=32, D=128) the project benchmarks.

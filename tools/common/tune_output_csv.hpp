@@ -45,7 +45,7 @@ private:
 
     struct Line {
         std::string text;  // as read, without its '\n'
-        std::optional<TunedRow> row;
+        std::optional<TunedRow> row{};
     };
     std::vector<std::string> columns_;
     std::vector<Line> lines_;  // the header is one of them

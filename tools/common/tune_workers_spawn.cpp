@@ -58,8 +58,8 @@ struct RunningWorker {
     const WorkerSpec* spec = nullptr;
     pid_t pid = -1;
     int output_fd = -1;     // read end of the worker's stdout+stderr; -1 once it closed
-    std::string partial;    // the unfinished last line read so far
-    std::string last_line, last_error;
+    std::string partial{};    // the unfinished last line read so far
+    std::string last_line{}, last_error{};
 };
 
 std::vector<std::string> child_environment(const WorkerSpec& spec) {

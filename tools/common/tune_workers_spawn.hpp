@@ -13,7 +13,7 @@ namespace mqajit::tools {
 struct WorkerSpec {
     std::string label;              // "GPU 1": prefixes the worker's lines and its outcome
     std::vector<std::string> argv;  // argv[0] is the program's path
-    std::vector<std::pair<std::string, std::string>> environment;  // set over this process's own
+    std::vector<std::pair<std::string, std::string>> environment{};  // set over this process's own
 };
 
 struct WorkerOutcome {

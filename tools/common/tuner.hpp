@@ -39,7 +39,7 @@ struct TuneSettings {
 struct CandidateResult {
     std::string kernel;      // "baseline" or a variant name
     bool verified = false;
-    std::string problem;     // why it was rejected (check summary or error)
+    std::string problem{};   // why it was rejected (check summary or error)
     bool pruned = false;     // verified, but its probe was too slow to time it fully
     double median_us = 0;    // best median over all timings (the probe's for a pruned candidate)
     int runs = 0;            // timed runs behind each median (kProbeRuns for a pruned candidate)
@@ -49,7 +49,7 @@ struct ShapeResult {
     bool complete = false;   // false when interrupted before the shape finished
     TunedRow row;
     double flops = 0;        // useful FLOPs of the shape (unmasked pairs x 2 x H x D, causal)
-    std::vector<CandidateResult> candidates;
+    std::vector<CandidateResult> candidates{};
 };
 
 // Whether a candidate whose probe median is `probe_us` is pruned: more than `prune_factor` times

@@ -134,7 +134,9 @@ TEST_CASE("gpu: paged dispatch without a request serves a correct kernel and say
     const std::vector<float> expected = problem.download_logits();
     problem.poison_logits();
     DispatchReport report;
-    problem.run(PagedMqaLogitsOptions{.report = &report});
+    PagedMqaLogitsOptions options;
+    options.report = &report;
+    problem.run(options);
     const Comparison comparison = compare_paged_logits(host, problem.download_logits(), expected, false);
     INFO(report.kernel, ": ", report.reason, "; ", comparison.summary());
     CHECK(!report.reason.empty());

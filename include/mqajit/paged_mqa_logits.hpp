@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "mqajit/export.hpp"
 #include "mqajit/mqa_logits.hpp"  // DispatchReport
 #include "mqajit/tensor.hpp"
 
@@ -38,13 +39,13 @@ struct PagedMqaLogitsOptions {
 // shape, and takes no host-side metadata: one launch, graph-capturable with any lengths.
 // Bad input raises mqajit::Error (invalid_argument) before anything is launched; a device with no
 // paged kernels (anything but sm_90a today) raises Error(unsupported).
-void paged_mqa_logits(const TensorView& q, const TensorView& kv_cache, const TensorView& weights,
+MQAJIT_API void paged_mqa_logits(const TensorView& q, const TensorView& kv_cache, const TensorView& weights,
                       const TensorView& context_lens, const TensorView& block_table, const TensorView& logits,
                       const PagedMqaLogitsOptions& options = {});
 
 // The same operator computed by an obviously correct kernel (fp32, one thread per output, keys
 // found through the block table one by one): slow, for checking results.
-void paged_mqa_logits_reference(const TensorView& q, const TensorView& kv_cache, const TensorView& weights,
+MQAJIT_API void paged_mqa_logits_reference(const TensorView& q, const TensorView& kv_cache, const TensorView& weights,
                                 const TensorView& context_lens, const TensorView& block_table,
                                 const TensorView& logits, bool clean_logits = false, void* stream = nullptr);
 

@@ -112,10 +112,10 @@ Key lookup_key(const DbOptions& options) {
     }
     Key key;
     if constexpr (std::is_same_v<Key, ShapeKey>) {
-        key = {.cu_num = options.cu_num, .heads = options.heads, .head_dim = options.head_dim,
+        key = {.arch = {}, .cu_num = options.cu_num, .heads = options.heads, .head_dim = options.head_dim,
                .clean_logits = options.clean_logits, .seq_len = options.seq_len, .seq_len_kv = options.seq_len_kv};
     } else {
-        key = {.cu_num = options.cu_num, .next_n = options.next_n, .heads = options.heads,
+        key = {.arch = {}, .cu_num = options.cu_num, .next_n = options.next_n, .heads = options.heads,
                .head_dim = options.head_dim, .block_kv = options.block_kv, .clean_logits = options.clean_logits,
                .batch = options.batch};
     }

@@ -167,6 +167,7 @@ std::vector<tools::PagedBenchResult> bench_context(const BenchOptions& o, Device
                 }
             }
         }
+        if (r.kernel.empty()) r.kernel = "(no candidate passed)";
         results.push_back(std::move(r));
     }
     return results;

@@ -268,8 +268,8 @@ TEST_CASE("paged tools: tuned rows written as tune writes them import and check 
     std::getline(shipped, shipped_header);
     CHECK(table.text() == shipped_header + "\n");
 
-    const std::vector<std::string> candidates =
-        tools::paged_tuning_candidates("sm_90a", {.batch = 1, .next_n = 1, .heads = 32, .contexts = {4096}});
+    const tools::PagedBenchShape glm5_shape{.batch = 1, .next_n = 1, .heads = 32, .contexts = {4096}};
+    const std::vector<std::string> candidates = tools::paged_tuning_candidates("sm_90a", glm5_shape);
     REQUIRE(candidates.size() > 1);
     // The baseline at 9 us against one variant at `us`.
     auto row_for = [&](std::int64_t batch, const std::string& variant, double us) {
@@ -345,8 +345,8 @@ TEST_CASE("paged tools: the bytes floor counts keys and scales once per request,
     CHECK(tools::paged_floor_bytes(p, false) == p.keys_read() * 68 + inputs + p.visible_pairs() * 4);
     CHECK(tools::paged_floor_bytes(p, true) == p.keys_read() * 68 + inputs + p.rows() * p.max_context_len * 4);
     // The check problem keeps the batch and shortens the contexts to its token budget.
-    const PagedProblemSpec check = tools::paged_check_spec({.batch = 2048, .next_n = 4, .heads = 32,
-                                                             .contexts = {4096}}, 1);
+    const tools::PagedBenchShape wide{.batch = 2048, .next_n = 4, .heads = 32, .contexts = {4096}};
+    const PagedProblemSpec check = tools::paged_check_spec(wide, 1);
     CHECK(check.batch == 2048);
     CHECK(check.average_context == tools::kPagedCheckTokens / 2048);
     CHECK(tools::paged_check_spec(kShape, 1).average_context == 32768);

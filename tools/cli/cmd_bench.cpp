@@ -190,8 +190,7 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
     auto options = std::make_shared<BenchOptions>();
     CLI::App* command = app.add_subcommand(
         "bench", "Time mqa_logits (or, with --op paged_mqa_logits, the decode op) against the baseline kernel on the GPU");
-    command->add_option("--op", options->op, "Operator: mqa_logits (prefill, the default) or paged_mqa_logits (decode)")
-        ->check(CLI::IsMember({"mqa_logits", "paged_mqa_logits"}));
+    add_op_option(*command, options->op);
     command->add_option("--shapes,--shapes-file", options->shapes,
                         "glm5 (default), deepseek, or a CSV: for mqa_logits seq_len,seq_len_kv[,heads,head_dim,"
                         "clean_logits]; for paged_mqa_logits batch,next_n,heads,context_len[,head_dim,block_kv,"

@@ -1,7 +1,5 @@
 #include "tools/common/device_paged_problem.hpp"
 
-#include <cstring>
-
 #include "core/check.hpp"
 #include "tools/common/problem.hpp"
 
@@ -79,26 +77,12 @@ CheckResult check_paged_against(DevicePagedProblem& problem, const std::vector<f
     MQAJIT_CHECK_KIND(internal, expected.size() == static_cast<std::size_t>(p.rows() * p.logits_row_stride),
                       "the reference holds {} logits, but the problem has {} x {}; compute it with "
                       "reference_paged_logits() on the same problem", expected.size(), p.rows(), p.logits_row_stride);
-    CheckResult result;
-    DispatchReport report;
-    PagedMqaLogitsOptions run_options = options;
-    run_options.report = &report;
-    problem.poison_logits();
-    problem.run(run_options);
-    const std::vector<float> first = problem.download_logits();
-    result.kernel = report.kernel;
-    result.comparison = compare_paged_logits(p, first, expected, options.clean_logits);
-
-    problem.poison_logits();
-    problem.run(run_options);
-    const std::vector<float> second = problem.download_logits();
     // NOTES: without clean_logits the columns a token does not see stay poisoned in both runs,
     // so comparing each row's max_context_len columns bit for bit covers both modes.
-    for (std::int64_t row = 0; row < p.rows() && result.deterministic; ++row) {
-        const std::size_t at = static_cast<std::size_t>(row * p.logits_row_stride);
-        result.deterministic = std::memcmp(first.data() + at, second.data() + at, sizeof(float) * p.max_context_len) == 0;
-    }
-    return result;
+    return check_twice(
+        problem, options,
+        [&](const std::vector<float>& got) { return compare_paged_logits(p, got, expected, options.clean_logits); },
+        p.rows(), p.logits_row_stride, p.max_context_len);
 }
 
 }  // namespace mqajit::tools

@@ -18,7 +18,6 @@ namespace mqajit::cli {
 
 int run_paged_tune(const TuneOptions& o) {
     begin_tuning(o);
-    const std::vector<tools::PagedBenchShape> shapes = tools::in_modes(tools::read_paged_shapes_csv(o.input), modes_of(o));
     const ShapeTuning<tools::PagedBenchShape, PagedShapeKey, tools::PagedShapeResult> decode{
         .label = [](const tools::PagedBenchShape& s) {
             return fmt::format("{} contexts={}", tools::paged_shape_label(s), tools::contexts_field(s.contexts));
@@ -35,7 +34,8 @@ int run_paged_tune(const TuneOptions& o) {
         },
         .tune = tools::tune_paged_shape,
         .json_row = tools::paged_tune_json_row};
-    return tune_shapes(o, shapes, decode);
+    return tune_shapes<tools::PagedBenchShape>(
+        o, [&] { return tools::in_modes(tools::read_paged_shapes_csv(o.input), modes_of(o)); }, decode);
 }
 
 int run_paged_config_check(const TuneOptions& o) {

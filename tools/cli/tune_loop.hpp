@@ -51,9 +51,12 @@ inline void begin_tuning(const TuneOptions& o) {
     if (!o.exclude.empty()) fmt::print("excluded by the user (--exclude): {}\n", fmt::join(o.exclude, ", "));
 }
 
+// `load_shapes` runs once the GPU is found (without one the refusal comes first, whatever the input).
 template <class Shape, class Key, class Result>
-int tune_shapes(const TuneOptions& o, const std::vector<Shape>& shapes, const ShapeTuning<Shape, Key, Result>& op) {
+int tune_shapes(const TuneOptions& o, const std::function<std::vector<Shape>()>& load_shapes,
+                const ShapeTuning<Shape, Key, Result>& op) {
     Device& device = live_device();
+    const std::vector<Shape> shapes = load_shapes();
     tools::TuneWatchdog watchdog({.limit_s = o.candidate_timeout_s});
     tools::TuneSettings settings = settings_for(device, o);
     settings.watchdog = &watchdog;

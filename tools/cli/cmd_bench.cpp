@@ -1,7 +1,8 @@
 // mqajit bench: times mqa_logits on the GLM-5 (or given) shapes with causal masks against the
 // baseline kernel in the same run, on the live GPU (NVIDIA or AMD); device events, L2 flushed
 // before each run, median. With --clean-logits 0,1 a shape's kernels of both modes are timed in
-// turn in one measurement and printed one line per mode, side by side.
+// turn in one measurement and printed one line per mode, side by side. The decode op
+// (--op paged_mqa_logits) is timed by cmd_bench_paged.cpp.
 
 #include <fmt/format.h>
 
@@ -12,6 +13,7 @@
 #include "core/files.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/dispatch.hpp"
+#include "tools/cli/bench_options.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/common/bench_output.hpp"
 #include "tools/common/device_problem.hpp"
@@ -23,18 +25,6 @@
 namespace mqajit::cli {
 namespace {
 
-struct BenchOptions {
-    std::string shapes = "glm5";
-    std::string variant;  // empty: what dispatch picks
-    std::optional<std::string> clean_logits;  // --clean-logits: 0, 1 or 0,1
-    int kv_splits = 0;    // forwarded to MqaLogitsOptions::kv_splits for every kernel but the baseline
-    int runs = 50;
-    int warmup = 5;
-    bool check = false;
-    bool json = false;
-    std::string json_file;  // also write the JSON rows here
-};
-
 // "all": every variant the registry allows for the shape; "a,b,c": those; otherwise none (one kernel).
 std::vector<std::string> candidate_variants(const std::string& spec, Device& device, const tools::BenchShape& s) {
     std::vector<std::string> names;
@@ -43,13 +33,8 @@ std::vector<std::string> candidate_variants(const std::string& spec, Device& dev
         names = tools::tuning_candidates(device.arch(), s, {"baseline"});
         MQAJIT_CHECK_KIND(unsupported, !names.empty(), "no variant can run on {} at H={} D={}",
                           Arch::parse(device.arch()).name, s.heads, s.head_dim);
-    } else if (spec.find(',') != std::string::npos) {
-        std::size_t begin = 0;
-        while (begin <= spec.size()) {
-            const std::size_t end = std::min(spec.find(',', begin), spec.size());
-            if (end > begin) names.push_back(spec.substr(begin, end - begin));
-            begin = end + 1;
-        }
+    } else {
+        names = listed_variants(spec);
     }
     return names;
 }
@@ -60,9 +45,10 @@ std::vector<tools::BenchShape> load_shapes(const BenchOptions& o) {
     std::optional<std::vector<int>> modes;
     if (o.clean_logits) modes = tools::parse_clean_logits_modes("--clean-logits", *o.clean_logits);
     std::vector<tools::BenchShape> shapes;
-    if (o.shapes == "glm5") shapes = tools::glm5_shapes();
-    else if (o.shapes == "deepseek") shapes = tools::deepseek_v32_shapes();
-    else shapes = tools::read_shapes_csv(o.shapes);
+    const std::string which = o.shapes.value_or("glm5");
+    if (which == "glm5") shapes = tools::glm5_shapes();
+    else if (which == "deepseek") shapes = tools::deepseek_v32_shapes();
+    else shapes = tools::read_shapes_csv(which);
     return tools::in_modes(shapes, modes);
 }
 
@@ -175,13 +161,50 @@ int run_bench(const BenchOptions& o) {
     return failures ? kCheckFailed : kOk;
 }
 
+// What the other operator's options would change: refused rather than ignored.
+void check_options_of_op(const BenchOptions& o) {
+    const bool decode = o.op == "paged_mqa_logits";
+    MQAJIT_CHECK(decode || !o.decode_flags_given(), "--batch, --next-n, --heads, --head-dim, --block-kv and "
+                 "--context-len give decode shapes: add --op paged_mqa_logits");
+    MQAJIT_CHECK(!decode || o.kv_splits == 0, "--kv-splits is for mqa_logits (prefill) kernels; paged_mqa_logits "
+                 "kernels split the cache blocks over the SMs themselves");
+    MQAJIT_CHECK(!decode || !o.shapes || !o.decode_flags_given(), "give decode shapes either with --shapes "
+                 "(glm5, deepseek or a CSV) or with --batch/--next-n/--heads/--context-len, not both");
+}
+
 }  // namespace
+
+std::vector<std::string> listed_variants(const std::string& spec) {
+    std::vector<std::string> names;
+    if (spec.find(',') == std::string::npos) return names;
+    std::size_t begin = 0;
+    while (begin <= spec.size()) {
+        const std::size_t end = std::min(spec.find(',', begin), spec.size());
+        if (end > begin) names.push_back(spec.substr(begin, end - begin));
+        begin = end + 1;
+    }
+    return names;
+}
 
 void add_bench_command(CLI::App& app, CommandContext& context) {
     auto options = std::make_shared<BenchOptions>();
-    CLI::App* command = app.add_subcommand("bench", "Time mqa_logits against the baseline kernel on the GPU");
-    command->add_option("--shapes", options->shapes,
-                        "glm5 (default), deepseek, or a CSV with seq_len,seq_len_kv[,heads,head_dim,clean_logits]");
+    CLI::App* command = app.add_subcommand(
+        "bench", "Time mqa_logits (or, with --op paged_mqa_logits, the decode op) against the baseline kernel on the GPU");
+    add_op_option(*command, options->op);
+    command->add_option("--shapes,--shapes-file", options->shapes,
+                        "glm5 (default), deepseek, or a CSV: for mqa_logits seq_len,seq_len_kv[,heads,head_dim,"
+                        "clean_logits]; for paged_mqa_logits batch,next_n,heads,context_len[,head_dim,block_kv,"
+                        "clean_logits] like model_configs/paged_mqa_logits_untuned_*.csv (glm5 and deepseek are "
+                        "those files)");
+    command->add_option("--batch", options->batch, "Decode shapes: requests, e.g. 1,32,128 (with --context-len)");
+    command->add_option("--next-n", options->next_n, "Decode shapes: query tokens per request, 1 to 4 (default 1)");
+    command->add_option("--heads", options->heads, "Decode shapes: heads, 32 or 64 (default 64)");
+    command->add_option("--head-dim", options->head_dim, "Decode shapes: head dimension (default 128)")
+        ->check(CLI::PositiveNumber);
+    command->add_option("--block-kv", options->block_kv, "Decode shapes: tokens per cache block (default 64)")
+        ->check(CLI::PositiveNumber);
+    command->add_option("--context-len", options->context_len,
+                        "Decode shapes: average contexts, e.g. 4096,32768 (each request's uniform in 0.7-1.3x)");
     command->add_option("--variant", options->variant,
                         "Time this variant (or 'baseline') instead of the tuned choice; 'all' or a comma-separated "
                         "list times each candidate and reports the fastest");
@@ -195,10 +218,15 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
         ->check(CLI::Range(0, 1 << 20));
     command->add_option("--runs", options->runs, "Timed runs per kernel (median reported)")->check(CLI::Range(3, 100000));
     command->add_option("--warmup", options->warmup, "Warm-up runs per kernel")->check(CLI::Range(0, 1000));
-    command->add_flag("--check", options->check, "Also check each kernel against the reference once");
+    command->add_flag("--check", options->check,
+                      "Also check each kernel against the reference kernel on fresh data (decode: before it is "
+                      "timed; a kernel that fails is reported and not timed)");
     command->add_flag("--json", options->json, "Print JSON");
     command->add_option("--json-file", options->json_file, "Also write the JSON rows to this file");
-    command->callback([options, &context] { context.exit_code = run_bench(*options); });
+    command->callback([options, &context] {
+        check_options_of_op(*options);
+        context.exit_code = options->op == "paged_mqa_logits" ? run_paged_bench(*options) : run_bench(*options);
+    });
 }
 
 }  // namespace mqajit::cli

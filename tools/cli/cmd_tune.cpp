@@ -7,6 +7,7 @@
 // A candidate that hangs past --candidate-timeout or faults ends the run (exit 3) naming itself;
 // --exclude leaves it out of the rerun.
 // mqajit tune --run-config tuned.csv: re-checks and re-times every row of a tuned table.
+// --op paged_mqa_logits: the decode op (cmd_tune_paged.cpp), through the same loops (tune_loop.hpp).
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -24,6 +25,8 @@
 #include "core/settings.hpp"
 #include "runtime/backend.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/tune_command.hpp"
+#include "tools/cli/tune_loop.hpp"
 #include "tools/cli/number_options.hpp"
 #include "tools/common/progress.hpp"
 #include "tools/common/shapes.hpp"
@@ -37,23 +40,12 @@
 #include "tuning_db/tuning_db.hpp"
 
 namespace mqajit::cli {
-namespace {
 
 std::atomic<bool> g_interrupted{false};
 
 extern "C" void on_interrupt(int) { g_interrupted.store(true); }
 
-struct TuneOptions {
-    std::string input, output, run_config, db, json_file;
-    std::string devices = "0";
-    std::optional<std::string> clean_logits;  // --clean-logits: 0, 1 or 0,1
-    int runs = 50;
-    double prune_factor = tools::kDefaultPruneFactor;
-    double candidate_timeout_s = tools::kDefaultCandidateTimeoutS;
-    std::vector<std::string> exclude;
-    bool no_prune = false;
-    bool force = false;
-};
+void install_interrupt_handler() { std::signal(SIGINT, on_interrupt); }
 
 Device& live_device() {
     const DriverStatus status = live_driver_status();
@@ -68,6 +60,13 @@ tools::TuneSettings settings_for(Device& device, const TuneOptions& o) {
                                .excluded = o.exclude};
 }
 
+std::optional<std::vector<int>> modes_of(const TuneOptions& o) {
+    if (!o.clean_logits) return std::nullopt;
+    return tools::parse_clean_logits_modes("--clean-logits", *o.clean_logits);
+}
+
+namespace {
+
 // Removes the workers' scratch folder however the run ends; the merge has taken what it holds.
 struct ScratchDir {
     std::filesystem::path path;
@@ -80,20 +79,14 @@ struct ScratchDir {
     ScratchDir& operator=(const ScratchDir&) = delete;
 };
 
-// Tunes on several GPUs: one worker process per GPU (this program, `tune` on its share of the
-// shapes with CUDA_VISIBLE_DEVICES showing it one GPU), each writing its own CSV and the shared
-// user database; the workers' CSVs are then merged into the output.
-// The modes --clean-logits names; nullopt when it is not given.
-std::optional<std::vector<int>> modes_of(const TuneOptions& o) {
-    if (!o.clean_logits) return std::nullopt;
-    return tools::parse_clean_logits_modes("--clean-logits", *o.clean_logits);
-}
-
 // The input's shapes, each in the mode it is tuned in (tools::in_modes).
 std::vector<tools::BenchShape> shapes_to_tune(const TuneOptions& o) {
     return tools::in_modes(tools::read_shapes_csv(o.input), modes_of(o));
 }
 
+// Tunes on several GPUs: one worker process per GPU (this program, `tune` on its share of the
+// shapes with CUDA_VISIBLE_DEVICES showing it one GPU), each writing its own CSV and the shared
+// user database; the workers' CSVs are then merged into the output.
 int run_tune_workers(const TuneOptions& o, const std::vector<int>& devices) {
     const std::vector<tools::BenchShape> shapes = shapes_to_tune(o);
     const std::optional<std::string> inherited = tools::inherited_environment("CUDA_VISIBLE_DEVICES");
@@ -177,123 +170,53 @@ int run_tune_workers(const TuneOptions& o, const std::vector<int>& devices) {
 }
 
 int run_tune(const TuneOptions& o) {
+    begin_tuning(o);
     const std::vector<int> devices = tools::parse_device_list(o.devices);
-    tools::check_excluded_names(o.exclude);
-    if (!o.exclude.empty()) fmt::print("excluded by the user (--exclude): {}\n", fmt::join(o.exclude, ", "));
     if (devices != std::vector<int>{0}) return run_tune_workers(o, devices);
-    Device& device = live_device();
-    tools::TuneWatchdog watchdog({.limit_s = o.candidate_timeout_s});
-    tools::TuneSettings settings = settings_for(device, o);
-    settings.watchdog = &watchdog;
-    const std::string arch = Arch::parse(device.arch()).name;
-
-    std::vector<tools::BenchShape> shapes = shapes_to_tune(o);
-    for (const tools::BenchShape& s : shapes) {
-        MQAJIT_CHECK(s.arch.empty() || Arch::parse(s.arch).name == arch,
-                     "{} asks for arch {}, but this GPU is {}; tune on that GPU", o.input, s.arch, arch);
-        MQAJIT_CHECK(s.cu_num == 0 || s.cu_num == device.multiprocessor_count(),
-                     "{} asks for cu_num {}, but this GPU has {} SMs", o.input, s.cu_num, device.multiprocessor_count());
-    }
-
-    tools::TuneOutputCsv table = tools::TuneOutputCsv::read(o.output);
-    for (const auto& problem : table.problems()) fmt::print("{}: kept as it is: {}\n", problem.place, problem.message);
-    std::vector<TunedRow> output_rows = table.rows();
-    auto already_tuned = [&](const tools::BenchShape& s) {
-        return std::any_of(output_rows.begin(), output_rows.end(), [&](const TunedRow& r) {
-            return r.key.arch == arch && r.key.cu_num == device.multiprocessor_count() && tools::tunes_shape(r.key, s) &&
-                   r.compiler_version == settings.compiler_version && r.driver_version == settings.driver_version;
-        });
-    };
-    nlohmann::json json_rows = o.json_file.empty() ? nlohmann::json::array() : tools::read_tune_json(o.json_file);
-    std::unique_ptr<TuningDb> own_db;
-    if (!o.db.empty()) own_db = std::make_unique<TuningDb>(std::nullopt, o.db);
-    TuningDb& db = own_db ? *own_db : TuningDb::instance();
-
-    std::signal(SIGINT, on_interrupt);
-    // NOTES: the ETA counts candidates, the steps that take the time; shapes already tuned are
-    // left out of it from the start.
-    std::size_t candidates = 0;
-    for (const tools::BenchShape& s : shapes) {
-        if (o.force || !already_tuned(s)) candidates += tools::tuning_candidates(arch, s, settings.excluded).size();
-    }
-    tools::Progress progress(candidates, "candidates", stdout, isatty(STDOUT_FILENO) != 0);
-    std::size_t done = 0;
-    for (const tools::BenchShape& s : shapes) {
-        const std::string label = tools::shape_label(s);
-        const std::string shape_count = fmt::format("shape {}/{}", done + 1, shapes.size());
-        if (!o.force && already_tuned(s)) {
-            ++done;
-            progress.note(fmt::format("{} {}: already tuned with this compiler and driver (--force retunes)",
-                                      shape_count, label));
-            continue;
-        }
-        const tools::ShapeResult result = tools::tune_shape(
-            device, s, settings, [&](const std::string& line) { progress.step_done(label + " " + line); });
-        if (!result.complete) break;
-        output_rows.push_back(result.row);
-        table.upsert(result.row);
-        table.write(o.output);  // NOTES: atomic replace after every shape
-        db.insert(result.row);
-        if (!o.json_file.empty()) {
-            json_rows = tools::merge_tune_json(json_rows, nlohmann::json::array({tools::tune_json_row(result, settings)}));
-            tools::write_tune_json(o.json_file, json_rows);
-        }
-        const auto rejected = std::count_if(result.candidates.begin(), result.candidates.end(),
-                                            [](const tools::CandidateResult& c) { return !c.verified; });
-        const auto pruned = std::count_if(result.candidates.begin(), result.candidates.end(),
-                                          [](const tools::CandidateResult& c) { return c.pruned; });
-        ++done;
-        progress.note(fmt::format("{} {}: {} {:.1f} us ({} candidates, {} rejected, {} pruned), {}", shape_count, label,
-                                  result.row.variant, result.row.us, result.candidates.size(), rejected, pruned,
-                                  progress.eta_text()));
-    }
-    if (g_interrupted.load()) {
-        fmt::print("\ninterrupted: {} of {} shapes done, every finished row is in {}\n", done, shapes.size(), o.output);
-        return 130;
-    }
-    return kOk;
+    const ShapeTuning<tools::BenchShape, ShapeKey, tools::ShapeResult> prefill{
+        .label = tools::shape_label,
+        .key = [](const tools::BenchShape& s, Device& device) {
+            return ShapeKey{.arch = Arch::parse(device.arch()).name, .cu_num = device.multiprocessor_count(),
+                            .heads = s.heads, .head_dim = s.head_dim, .clean_logits = tools::clean_logits_of(s) ? 1 : 0,
+                            .seq_len = s.seq_len, .seq_len_kv = s.seq_len_kv};
+        },
+        .candidates = [](std::string_view arch, const tools::BenchShape& s, const std::vector<std::string>& excluded) {
+            return tools::tuning_candidates(arch, s, excluded).size();
+        },
+        .tune = tools::tune_shape,
+        .json_row = tools::tune_json_row};
+    return tune_shapes<tools::BenchShape>(o, [&] { return shapes_to_tune(o); }, prefill);
 }
 
 int run_config_check(const TuneOptions& o) {
-    Device& device = live_device();
-    tools::TuneWatchdog watchdog({.limit_s = o.candidate_timeout_s});
-    tools::TuneSettings settings = settings_for(device, o);
-    settings.watchdog = &watchdog;
-    const std::string arch = Arch::parse(device.arch()).name;
-    const tuning::CsvRows table = tuning::read_csv_file(o.run_config);
-    for (const auto& problem : table.problems) fmt::print("{}: skipped: {}\n", problem.place, problem.message);
-    const std::optional<std::vector<int>> modes = modes_of(o);
-    int failures = static_cast<int>(table.problems.size()), checked = 0;
-    for (const TunedRow& row : table.rows) {
-        if (row.key.arch != arch || row.key.cu_num != device.multiprocessor_count()) continue;
-        if (modes && std::find(modes->begin(), modes->end(), row.key.clean_logits) == modes->end()) continue;
-        ++checked;
-        const tools::RecheckResult r = tools::recheck_row(device, row, settings);
-        const bool drifted = r.verified && std::abs(r.drift) > 0.10;
-        if (!r.verified || drifted) ++failures;
-        fmt::print("{} H={} S={} N={} clean_logits={} {}: {}\n", row.origin, row.key.heads, row.key.seq_len,
-                   row.key.seq_len_kv, row.key.clean_logits, row.variant,
-                   !r.verified ? "CHECK FAILED " + r.problem
-                               : fmt::format("{:.1f} us vs recorded {:.1f} ({:+.0f}%){}", r.measured_us, row.us,
-                                             100 * r.drift, drifted ? " OFF BY MORE THAN 10%" : ""));
-    }
-    fmt::print("{} row(s) for {} with {} SMs{} checked, {} problem(s)\n", checked, arch, device.multiprocessor_count(),
-               modes ? fmt::format(" and clean_logits {}", fmt::join(*modes, ",")) : "", failures);
-    return failures ? kCheckFailed : kOk;
+    return recheck_table<ShapeKey>(o, tools::recheck_row, [](const TunedRow& row) {
+        return fmt::format("H={} S={} N={} clean_logits={}", row.key.heads, row.key.seq_len, row.key.seq_len_kv,
+                           row.key.clean_logits);
+    });
 }
 
 }  // namespace
 
 void add_tune_command(CLI::App& app, CommandContext& context) {
     auto options = std::make_shared<TuneOptions>();
-    CLI::App* command = app.add_subcommand("tune", "Tune shapes on the live GPU, or re-check a tuned table");
-    command->add_option("-i,--input", options->input, "Untuned CSV (seq_len,seq_len_kv[,heads,head_dim,cu_num,gfx,clean_logits])");
+    CLI::App* command = app.add_subcommand(
+        "tune", "Tune shapes on the live GPU (mqa_logits, or with --op paged_mqa_logits the decode op), or re-check a "
+                "tuned table");
+    add_op_option(*command, options->op);
+    command->add_option("-i,--input,--shapes-file", options->input,
+                        "Untuned CSV: for mqa_logits seq_len,seq_len_kv[,heads,head_dim,cu_num,gfx,clean_logits]; for "
+                        "paged_mqa_logits batch,next_n,heads,context_len[,head_dim,block_kv,cu_num,gfx,clean_logits] "
+                        "(model_configs/paged_mqa_logits_untuned_*.csv), each row tuned over its contexts");
     command->add_option("-o,--output", options->output, "Tuned CSV to write (rows are added as they finish)");
     command->add_option("--run-config", options->run_config, "Re-check and re-time every row of this tuned CSV");
     command->add_option("--db", options->db, "User database to write (default: MQAJIT_TUNING_DB)");
     command->add_option("--devices", options->devices,
                         "GPUs to use, e.g. 0,1,2,3: other than just 0, one worker process per GPU tunes a share "
-                        "of the shapes and the rows are merged");
+                        "of the shapes and the rows are merged (mqa_logits only: for paged_mqa_logits run one tune "
+                        "per GPU on its own shapes file with CUDA_VISIBLE_DEVICES, then `db import` each)");
+    command->add_option("--context-len", options->context_len,
+                        "paged_mqa_logits --run-config: the average contexts to re-time each row over, e.g. "
+                        "4096,32768 (default: those the shipped untuned files give the row's batch)");
     command->add_option("--runs", options->runs, "Timed runs per candidate (median)")->check(CLI::Range(50, 100000));
     command->add_flag("--force", options->force, "Retune shapes already tuned with this compiler and driver");
     command->add_option("--prune-factor", options->prune_factor,
@@ -324,8 +247,18 @@ void add_tune_command(CLI::App& app, CommandContext& context) {
                      "tuning needs both -i untuned.csv and -o tuned.csv");
         MQAJIT_CHECK(tuning || options->json_file.empty(), "--json-file goes with -i untuned.csv -o tuned.csv");
         (void)modes_of(*options);  // NOTES: a bad --clean-logits is bad usage, before any GPU is looked for
+        const bool decode = options->op == "paged_mqa_logits";
+        MQAJIT_CHECK(decode || !options->context_len, "--context-len goes with --op paged_mqa_logits --run-config");
+        MQAJIT_CHECK(!decode || options->devices == "0", "--devices is for mqa_logits: tune paged_mqa_logits on one "
+                     "GPU per process (CUDA_VISIBLE_DEVICES=N mqajit tune --op paged_mqa_logits -i its_share.csv -o "
+                     "its.csv), then `mqajit db import --op paged_mqa_logits` each CSV");
+        MQAJIT_CHECK(!decode || !options->context_len || !tuning, "--context-len goes with --run-config; tuning "
+                     "takes each shape's contexts from its context_len column");
         try {
-            context.exit_code = tuning ? run_tune(*options) : run_config_check(*options);
+            if (decode)
+                context.exit_code = tuning ? run_paged_tune(*options) : run_paged_config_check(*options);
+            else
+                context.exit_code = tuning ? run_tune(*options) : run_config_check(*options);
         } catch (const tools::CandidateFault& fault) {
             // NOTES: the GPU context is dead; destructors would only fail on it. Rows are on disk.
             tools::stop_tuning_process(fault.what());

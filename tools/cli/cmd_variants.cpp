@@ -141,8 +141,7 @@ void add_variants_command(CLI::App& app, CommandContext& context) {
     options->heads_option->needs(head_dim_option);
     head_dim_option->needs(options->heads_option);
     command->add_flag("--json", options->json, "Print a JSON array instead of a table");
-    command->add_option("--op", options->op, "Operator: mqa_logits (prefill, the default) or paged_mqa_logits (decode)")
-        ->check(CLI::IsMember({"mqa_logits", "paged_mqa_logits"}));
+    add_op_option(*command, options->op);
     command->callback([options, &context] {
         run_variants(*options);
         context.exit_code = kOk;

@@ -4,9 +4,18 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+
 namespace mqajit::cli {
 
 enum ExitCode : int { kOk = 0, kCheckFailed = 1, kUsage = 2 };
+
+// --op for the commands that serve both operators: mqa_logits (prefill, the default) or
+// paged_mqa_logits (decode).
+inline CLI::Option* add_op_option(CLI::App& command, std::string& op) {
+    return command.add_option("--op", op, "Operator: mqa_logits (prefill, the default) or paged_mqa_logits (decode)")
+        ->check(CLI::IsMember({"mqa_logits", "paged_mqa_logits"}));
+}
 
 // Set by a subcommand's callback; main() returns it.
 struct CommandContext {

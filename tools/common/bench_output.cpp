@@ -5,23 +5,6 @@
 #include "tools/common/roofline.hpp"
 
 namespace mqajit::tools {
-namespace {
-
-bool same_dims(const BenchShape& a, const BenchShape& b) {
-    return a.heads == b.heads && a.head_dim == b.head_dim && a.seq_len == b.seq_len && a.seq_len_kv == b.seq_len_kv;
-}
-
-}  // namespace
-
-std::vector<std::vector<BenchShape>> group_modes_of_a_shape(const std::vector<BenchShape>& shapes) {
-    std::vector<std::vector<BenchShape>> groups;
-    for (const BenchShape& shape : shapes) {
-        if (groups.empty() || !same_dims(groups.back().front(), shape)) groups.emplace_back();
-        groups.back().push_back(shape);
-    }
-    return groups;
-}
-
 std::string bench_table_header() {
     return fmt::format("{:>3} {:>6} {:>6} {:>5}  {:<36} {:>9} {:>7} {:>9} {:>7} {:>8} {:>7}", "H", "S", "N", "clean",
                        "kernel", "us", "TFLOP/s", "base us", "speedup", "floor us", "%floor");

@@ -1,8 +1,7 @@
 #pragma once
 // What `mqajit bench` prints and writes for each shape in each clean_logits mode: one table line
-// and one JSON row (the rows `mqajit report --bench` reads). Also which shapes are timed
-// together: the modes of one shape, so that `--clean-logits 0,1` times both modes' kernels in
-// turn in one measurement and prints them side by side.
+// and one JSON row (the rows `mqajit report --bench` reads). Which shapes are timed together
+// (the modes of one shape): group_modes_of_a_shape in shapes.hpp.
 
 #include <map>
 #include <string>
@@ -29,10 +28,6 @@ struct BenchResult {
     bool checked = false;
     std::string verdict{};  // " CHECK FAILED ..." for each failed check; empty when none failed
 };
-
-// Consecutive shapes that differ only in their mode, as groups (in_modes puts a shape's modes
-// next to each other).
-std::vector<std::vector<BenchShape>> group_modes_of_a_shape(const std::vector<BenchShape>& shapes);
 
 std::string bench_table_header();
 std::string bench_table_line(const BenchResult& result);

@@ -1,5 +1,6 @@
 #include "tools/common/device_paged_problem.hpp"
 
+#include "core/check.hpp"
 #include "tools/common/problem.hpp"
 
 namespace mqajit::tools {
@@ -62,6 +63,26 @@ void DevicePagedProblem::run_reference(bool clean_logits, void* stream) const {
     const Views v = views();
     paged_mqa_logits_reference(v.q, v.kv_cache, v.weights, v.context_lens, v.block_table, v.logits, clean_logits,
                                stream);
+}
+
+std::vector<float> reference_paged_logits(DevicePagedProblem& problem, bool clean_logits) {
+    problem.poison_logits();
+    problem.run_reference(clean_logits);
+    return problem.download_logits();
+}
+
+CheckResult check_paged_against(DevicePagedProblem& problem, const std::vector<float>& expected,
+                                const PagedMqaLogitsOptions& options) {
+    const HostPagedProblem& p = problem.host();
+    MQAJIT_CHECK_KIND(internal, expected.size() == static_cast<std::size_t>(p.rows() * p.logits_row_stride),
+                      "the reference holds {} logits, but the problem has {} x {}; compute it with "
+                      "reference_paged_logits() on the same problem", expected.size(), p.rows(), p.logits_row_stride);
+    // NOTES: without clean_logits the columns a token does not see stay poisoned in both runs,
+    // so comparing each row's max_context_len columns bit for bit covers both modes.
+    return check_twice(
+        problem, options,
+        [&](const std::vector<float>& got) { return compare_paged_logits(p, got, expected, options.clean_logits); },
+        p.rows(), p.logits_row_stride, p.max_context_len);
 }
 
 }  // namespace mqajit::tools

@@ -1,12 +1,14 @@
 #pragma once
 // A HostPagedProblem uploaded to a device: poison the logits, run paged_mqa_logits() or its
-// reference kernel, download and compare (the decode counterpart of device_problem.hpp).
+// reference kernel, download and compare, with the check every tool runs (the decode
+// counterparts of device_problem.hpp).
 
 #include <memory>
 #include <vector>
 
 #include "mqajit/paged_mqa_logits.hpp"
 #include "runtime/device.hpp"
+#include "tools/common/device_problem.hpp"  // CheckResult, kMaxCalcDiff
 #include "tools/common/paged_problem.hpp"
 
 namespace mqajit::tools {
@@ -32,5 +34,14 @@ private:
     HostPagedProblem host_;
     std::unique_ptr<DeviceBuffer> q_, kv_cache_, weights_, context_lens_, block_table_, logits_;
 };
+
+// The reference kernel's logits for `problem` (on fresh poisoned outputs), downloaded once so that
+// several kernels can be checked against them.
+std::vector<float> reference_paged_logits(DevicePagedProblem& problem, bool clean_logits);
+
+// Runs `options` on fresh poisoned outputs, compares with `expected` (reference_paged_logits() of
+// this problem in the same mode), reruns once and compares the bits of the columns it owns.
+CheckResult check_paged_against(DevicePagedProblem& problem, const std::vector<float>& expected,
+                                const PagedMqaLogitsOptions& options);
 
 }  // namespace mqajit::tools

@@ -80,25 +80,9 @@ CheckResult check_against(DeviceProblem& problem, const std::vector<float>& expe
                       "the reference holds {} logits, but the problem has {} x {}; compute it with "
                       "reference_logits() on the same problem",
                       expected.size(), p.seq_len, p.logits_row_stride);
-    CheckResult result;
-    DispatchReport report;
-    MqaLogitsOptions run_options = options;
-    run_options.report = &report;
-    problem.poison_logits();
-    problem.run(run_options);
-    const std::vector<float> first = problem.download_logits();
-    result.kernel = report.kernel;
-    result.comparison = compare_logits(p, first, expected, options.clean_logits);
-
-    problem.poison_logits();
-    problem.run(run_options);
-    const std::vector<float> second = problem.download_logits();
-    for (int i = 0; i < p.seq_len && result.deterministic; ++i) {
-        const std::size_t row = static_cast<std::size_t>(i) * p.logits_row_stride;
-        result.deterministic =
-            std::memcmp(first.data() + row, second.data() + row, sizeof(float) * p.seq_len_kv) == 0;
-    }
-    return result;
+    return check_twice(
+        problem, options, [&](const std::vector<float>& got) { return compare_logits(p, got, expected, options.clean_logits); },
+        p.seq_len, p.logits_row_stride, p.seq_len_kv);
 }
 
 CheckResult check_against_reference(DeviceProblem& problem, const MqaLogitsOptions& options) {

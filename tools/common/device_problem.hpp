@@ -2,6 +2,8 @@
 // A HostProblem uploaded to a device, with the checks every tool runs: poison the output, run a
 // kernel, compare with the reference kernel, rerun for bitwise determinism.
 
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -44,6 +46,30 @@ struct CheckResult {
     bool passed(double max_calc_diff) const { return deterministic && comparison.passed(max_calc_diff); }
     std::string summary() const;
 };
+
+// The check both operators' problems run (DeviceProblem, DevicePagedProblem): `options` on fresh
+// poisoned outputs, the logits compared by `compare`, then a rerun whose first `columns` of each of
+// `rows` rows (of `row_stride`) must hold the same bits.
+template <class Problem, class Options, class Compare>
+CheckResult check_twice(Problem& problem, Options options, Compare&& compare, std::int64_t rows,
+                        std::int64_t row_stride, std::int64_t columns) {
+    CheckResult result;
+    DispatchReport report;
+    options.report = &report;
+    problem.poison_logits();
+    problem.run(options);
+    const std::vector<float> first = problem.download_logits();
+    result.kernel = report.kernel;
+    result.comparison = compare(first);
+    problem.poison_logits();
+    problem.run(options);
+    const std::vector<float> second = problem.download_logits();
+    for (std::int64_t row = 0; row < rows && result.deterministic; ++row) {
+        const std::size_t at = static_cast<std::size_t>(row * row_stride);
+        result.deterministic = std::memcmp(first.data() + at, second.data() + at, sizeof(float) * columns) == 0;
+    }
+    return result;
+}
 
 // The tolerance the project uses against the dequantized reference.
 inline constexpr double kMaxCalcDiff = 1e-5;

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <numeric>
 #include <random>
+#include <thread>
 
 #include "core/check.hpp"
 
@@ -36,6 +38,41 @@ std::int64_t HostPagedProblem::visible_pairs() const {
         for (int t = 0; t < spec.next_n; ++t) total += visible_keys(b, t);
     return total;
 }
+
+namespace {
+
+// Random keys and scales for every cache block. NOTES: a timed decode cache runs to a GB, too
+// slow to fill from one generator; chunks of blocks are filled on every core, each from its own
+// generator seeded by (seed, chunk), so a seed gives the same bytes whatever the core count.
+void fill_cache(HostPagedProblem& p, std::uint64_t seed) {
+    constexpr int kBlocksPerChunk = 512;
+    const PagedProblemSpec& spec = p.spec;
+    p.kv_cache.resize(static_cast<std::size_t>(p.num_cache_blocks) * p.cache_block_bytes());
+    const int chunks = (p.num_cache_blocks + kBlocksPerChunk - 1) / kBlocksPerChunk;
+    std::atomic<int> next{0};
+    auto work = [&] {
+        for (int chunk = next++; chunk < chunks; chunk = next++) {
+            std::mt19937_64 rng(seed + 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(chunk + 1));
+            std::uniform_real_distribution<float> scale(0.25f, 2.0f);
+            const int end = std::min(p.num_cache_blocks, (chunk + 1) * kBlocksPerChunk);
+            for (int blk = chunk * kBlocksPerChunk; blk < end; ++blk) {
+                std::uint8_t* block = p.kv_cache.data() + static_cast<std::size_t>(blk) * p.cache_block_bytes();
+                for (int i = 0; i < spec.block_kv * spec.head_dim; ++i) block[i] = random_e4m3(rng);
+                for (int slot = 0; slot < spec.block_kv; ++slot) {
+                    const float s = scale(rng);
+                    std::memcpy(block + static_cast<std::size_t>(spec.block_kv) * spec.head_dim + 4 * slot, &s, 4);
+                }
+            }
+        }
+    };
+    const int workers = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, std::max(1, chunks));
+    std::vector<std::thread> threads;
+    for (int i = 1; i < workers; ++i) threads.emplace_back(work);
+    work();
+    for (std::thread& t : threads) t.join();
+}
+
+}  // namespace
 
 HostPagedProblem make_paged_problem(const PagedProblemSpec& spec) {
     MQAJIT_CHECK(spec.batch >= 1 && spec.next_n >= 1 && spec.heads >= 1 && spec.head_dim >= 1 && spec.block_kv >= 1 &&
@@ -76,16 +113,8 @@ HostPagedProblem make_paged_problem(const PagedProblemSpec& spec) {
 
     p.q.resize(static_cast<std::size_t>(p.rows()) * spec.heads * spec.head_dim);
     for (auto& byte : p.q) byte = random_e4m3(rng);
-    p.kv_cache.resize(static_cast<std::size_t>(p.num_cache_blocks) * p.cache_block_bytes());
-    std::uniform_real_distribution<float> scale(0.25f, 2.0f), weight(-1.0f, 1.0f);
-    for (int blk = 0; blk < p.num_cache_blocks; ++blk) {
-        std::uint8_t* block = p.kv_cache.data() + static_cast<std::size_t>(blk) * p.cache_block_bytes();
-        for (int i = 0; i < spec.block_kv * spec.head_dim; ++i) block[i] = random_e4m3(rng);
-        for (int slot = 0; slot < spec.block_kv; ++slot) {
-            const float s = scale(rng);
-            std::memcpy(block + std::size_t{static_cast<std::size_t>(spec.block_kv)} * spec.head_dim + 4 * slot, &s, 4);
-        }
-    }
+    fill_cache(p, rng());
+    std::uniform_real_distribution<float> weight(-1.0f, 1.0f);
     p.weights.resize(static_cast<std::size_t>(p.rows()) * spec.heads);
     for (auto& w : p.weights) w = weight(rng);
     return p;

@@ -109,21 +109,11 @@ std::vector<int> parse_clean_logits_modes(std::string_view option, std::string_v
 }
 
 std::vector<BenchShape> in_modes(const std::vector<BenchShape>& shapes, const std::optional<std::vector<int>>& modes) {
-    const std::vector<int> unsaid = modes.value_or(std::vector<int>{0});
-    std::vector<BenchShape> result;
-    for (const BenchShape& shape : shapes) {
-        if (shape.clean_logits) {
-            if (!modes || std::find(modes->begin(), modes->end(), *shape.clean_logits) != modes->end())
-                result.push_back(shape);
-            continue;
-        }
-        for (int mode : unsaid) {
-            BenchShape copy = shape;
-            copy.clean_logits = mode;
-            result.push_back(copy);
-        }
-    }
-    return result;
+    return in_modes<BenchShape>(shapes, modes);
+}
+
+bool same_dims(const BenchShape& a, const BenchShape& b) {
+    return a.heads == b.heads && a.head_dim == b.head_dim && a.seq_len == b.seq_len && a.seq_len_kv == b.seq_len_kv;
 }
 
 }  // namespace mqajit::tools

@@ -1,6 +1,7 @@
 #pragma once
 // The benchmark shape lists (GLM-5 and DeepSeek-V3.2 prefill) and shape files.
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -36,9 +37,43 @@ std::vector<BenchShape> read_shapes_csv(const std::filesystem::path& path);
 // Throws Error(invalid_argument) naming `option` for anything else (a repeat, a 2, nothing).
 std::vector<int> parse_clean_logits_modes(std::string_view option, std::string_view text);
 
+// Whether two shapes differ at most in their mode.
+bool same_dims(const BenchShape& a, const BenchShape& b);
+
 // The shapes to run, each in one mode. A shape that says no mode runs once in each of `modes`
 // (nullopt: in clean_logits=0, the callers' mode); a shape that says one keeps it and runs only
-// if `modes` is nullopt or lists it. Order: shape by shape, modes in the order given.
+// if `modes` is nullopt or lists it. Order: shape by shape, modes in the order given. For any
+// shape type with an `std::optional<int> clean_logits` (BenchShape, PagedBenchShape).
+template <class Shape>
+std::vector<Shape> in_modes(const std::vector<Shape>& shapes, const std::optional<std::vector<int>>& modes) {
+    const std::vector<int> unsaid = modes.value_or(std::vector<int>{0});
+    std::vector<Shape> result;
+    for (const Shape& shape : shapes) {
+        if (shape.clean_logits) {
+            if (!modes || std::find(modes->begin(), modes->end(), *shape.clean_logits) != modes->end())
+                result.push_back(shape);
+            continue;
+        }
+        for (int mode : unsaid) {
+            Shape copy = shape;
+            copy.clean_logits = mode;
+            result.push_back(copy);
+        }
+    }
+    return result;
+}
 std::vector<BenchShape> in_modes(const std::vector<BenchShape>& shapes, const std::optional<std::vector<int>>& modes);
+
+// Consecutive shapes that differ only in their mode (same_dims), as groups: in_modes puts a
+// shape's modes next to each other, and bench times a group's kernels in one measurement.
+template <class Shape>
+std::vector<std::vector<Shape>> group_modes_of_a_shape(const std::vector<Shape>& shapes) {
+    std::vector<std::vector<Shape>> groups;
+    for (const Shape& shape : shapes) {
+        if (groups.empty() || !same_dims(groups.back().front(), shape)) groups.emplace_back();
+        groups.back().push_back(shape);
+    }
+    return groups;
+}
 
 }  // namespace mqajit::tools

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <tuple>
+#include <type_traits>
 
 #include "core/check.hpp"
 #include "core/files.hpp"
@@ -13,18 +14,26 @@
 namespace mqajit::tools {
 namespace {
 
-ShapeKey key_of(const nlohmann::json& row) {
+// A row's key from its members named as Key's columns, each checked (a string, or a whole number
+// that fits); a prefill row without clean_logits is one of the mode rows without the column have.
+template <class Key>
+Key key_of(const nlohmann::json& row) {
     const std::string what = "a tune JSON row";
-    const auto arch = row.find("arch");
-    MQAJIT_CHECK(arch == row.end() || arch->is_string(), "{}: 'arch' is {}; it must be a string", what,
-                 arch == row.end() ? "" : arch->dump());
-    return ShapeKey{.arch = arch == row.end() ? std::string() : arch->get<std::string>(),
-                    .cu_num = json_whole_member(row, "cu_num", 0, what),
-                    .heads = json_whole_member(row, "heads", 0, what),
-                    .head_dim = json_whole_member(row, "head_dim", 0, what),
-                    .clean_logits = json_whole_member(row, "clean_logits", kCleanLogitsWithoutColumn, what),
-                    .seq_len = json_whole_member(row, "seq_len", std::int64_t{0}, what),
-                    .seq_len_kv = json_whole_member(row, "seq_len_kv", std::int64_t{0}, what)};
+    Key key;
+    key.visit([&](std::string_view column, auto& value) {
+        using T = std::remove_reference_t<decltype(value)>;
+        const std::string name(column);
+        if constexpr (std::is_same_v<T, std::string>) {
+            const auto found = row.find(name);
+            MQAJIT_CHECK(found == row.end() || found->is_string(), "{}: '{}' is {}; it must be a string", what, name,
+                         found == row.end() ? "" : found->dump());
+            value = found == row.end() ? std::string() : found->template get<std::string>();
+        } else {
+            const T fallback = column == "clean_logits" ? static_cast<T>(Key::kOp.mode_without_column.value_or(0)) : T{};
+            value = json_whole_member<T>(row, name.c_str(), fallback, what);
+        }
+    });
+    return key;
 }
 
 nlohmann::json candidate_json(const CandidateResult& c) {
@@ -67,6 +76,23 @@ nlohmann::json tune_json_row(const ShapeResult& result, const TuneSettings& sett
     return out;
 }
 
+nlohmann::json paged_tune_json_row(const PagedShapeResult& result, const TuneSettings& settings) {
+    const PagedTunedRow& row = result.row;
+    nlohmann::json candidates = nlohmann::json::array();
+    for (const CandidateResult& c : result.candidates) {
+        nlohmann::json out = candidate_json(c);
+        if (const auto it = result.context_us.find(c.kernel); it != result.context_us.end()) out["context_us"] = it->second;
+        candidates.push_back(out);
+    }
+    nlohmann::json out = {{"tool", "mqajit tune"}, {"op", PagedShapeKey::kOp.name}};
+    row.key.visit([&](std::string_view column, const auto& value) { out[std::string(column)] = value; });
+    out.update({{"contexts", result.contexts}, {"floor_bytes", result.floor_bytes}, {"kernel", row.variant},
+                {"reason", "fastest verified candidate (geometric mean over the contexts)"}, {"us", row.us},
+                {"prune_factor", settings.prune_factor}, {"probe_runs", kProbeRuns}, {"candidates", candidates}});
+    if (row.baseline_us) out["baseline_us"] = *row.baseline_us;
+    return out;
+}
+
 nlohmann::json read_tune_json(const std::filesystem::path& path) {
     std::error_code error;
     if (!std::filesystem::exists(path, error)) return nlohmann::json::array();
@@ -91,12 +117,13 @@ void write_tune_json(const std::filesystem::path& path, const nlohmann::json& ro
     write_file_atomically(path, rows.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
+template <class Key>
 nlohmann::json merge_tune_json(const nlohmann::json& base, const nlohmann::json& updates) {
     nlohmann::json merged = nlohmann::json::array();
-    std::map<ShapeKey, std::size_t> index_of;
+    std::map<Key, std::size_t> index_of;
     for (const nlohmann::json* rows : {&base, &updates}) {
         for (const nlohmann::json& row : *rows) {
-            const auto [it, inserted] = index_of.emplace(key_of(row), merged.size());
+            const auto [it, inserted] = index_of.emplace(key_of<Key>(row), merged.size());
             if (inserted)
                 merged.push_back(row);
             else
@@ -105,12 +132,14 @@ nlohmann::json merge_tune_json(const nlohmann::json& base, const nlohmann::json&
     }
     return merged;
 }
+template nlohmann::json merge_tune_json<ShapeKey>(const nlohmann::json&, const nlohmann::json&);
+template nlohmann::json merge_tune_json<PagedShapeKey>(const nlohmann::json&, const nlohmann::json&);
 
 nlohmann::json tune_json_for_shapes(const nlohmann::json& rows, const std::vector<BenchShape>& shapes) {
     nlohmann::json picked = nlohmann::json::array();
     for (const BenchShape& s : shapes) {
         for (auto row = rows.rbegin(); row != rows.rend(); ++row) {
-            if (!tunes_shape(key_of(*row), s)) continue;
+            if (!tunes_shape(key_of<ShapeKey>(*row), s)) continue;
             picked.push_back(*row);
             break;
         }

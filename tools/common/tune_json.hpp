@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/common/paged_tuner.hpp"
 #include "tools/common/shapes.hpp"
 #include "tools/common/tuner.hpp"
 
@@ -19,6 +20,11 @@ namespace mqajit::tools {
 // its outcome: verified or rejected with the reason, pruned or not, median and runs.
 nlohmann::json tune_json_row(const ShapeResult& result, const TuneSettings& settings);
 
+// The row of one finished decode shape: its key, contexts, winner and time (the geometric mean
+// over the contexts), the baseline's, each context's bytes floor, and every candidate's outcome
+// with its median per context (`context_us`, in the order of `contexts`).
+nlohmann::json paged_tune_json_row(const PagedShapeResult& result, const TuneSettings& settings);
+
 // The rows of a tune JSON file: an empty array when the file does not exist. Throws
 // Error(invalid_argument) when it is not an array of objects.
 nlohmann::json read_tune_json(const std::filesystem::path& path);
@@ -26,9 +32,10 @@ nlohmann::json read_tune_json(const std::filesystem::path& path);
 // Writes `rows` beside `path` and renames the file into place. Throws Error(io) on failure.
 void write_tune_json(const std::filesystem::path& path, const nlohmann::json& rows);
 
-// The rows of `base` then of `updates`; each replaces an earlier row of its key (arch, cu_num,
-// heads, head_dim, clean_logits, seq_len, seq_len_kv; a row without clean_logits is a
-// clean_logits=1 row) in place or is appended. Nothing else is dropped.
+// The rows of `base` then of `updates`; each replaces an earlier row of its key (Key's columns:
+// for mqa_logits arch, cu_num, heads, head_dim, clean_logits, seq_len, seq_len_kv, a row without
+// clean_logits being a clean_logits=1 row) in place or is appended. Nothing else is dropped.
+template <class Key = ShapeKey>
 nlohmann::json merge_tune_json(const nlohmann::json& base, const nlohmann::json& updates);
 
 // For each shape in order, the last of `rows` that tunes it (as rows_for_shapes picks CSV rows).

@@ -21,11 +21,13 @@ std::string without_cr(std::string_view line) {
 
 }  // namespace
 
-TuneOutputCsv::TuneOutputCsv()
-    : columns_(tuning::split_csv_line(tuning::csv_header())), lines_{{.text = tuning::csv_header()}} {}
+template <class Key>
+TuneOutputCsvOf<Key>::TuneOutputCsvOf()
+    : columns_(tuning::split_csv_line(tuning::csv_header<Key>())), lines_{{.text = tuning::csv_header<Key>()}} {}
 
-TuneOutputCsv TuneOutputCsv::parse(std::string_view text, std::string_view source) {
-    TuneOutputCsv table;
+template <class Key>
+TuneOutputCsvOf<Key> TuneOutputCsvOf<Key>::parse(std::string_view text, std::string_view source) {
+    TuneOutputCsvOf table;
     table.lines_.clear();
     table.columns_.clear();
     table.ends_with_newline_ = text.empty() || text.ends_with('\n');
@@ -42,7 +44,7 @@ TuneOutputCsv TuneOutputCsv::parse(std::string_view text, std::string_view sourc
             // NOTES: a byte-order mark stays in the file's text (kept.text) but is not part of a column name.
             if (header.starts_with(kUtf8ByteOrderMark)) header.erase(0, kUtf8ByteOrderMark.size());
             // NOTES: parsing the header alone reports a bad one; a good one yields no row and no problem.
-            const tuning::CsvRows check = tuning::parse_csv(header, source);
+            const tuning::CsvRowsOf<Key> check = tuning::parse_csv<Key>(header, source);
             MQAJIT_CHECK(check.problems.empty(), "{}:{} is not a tuning table's header ({}); give another -o file or "
                          "move this one away", source, line_number,
                          check.problems.empty() ? "" : check.problems.front().message);
@@ -50,7 +52,7 @@ TuneOutputCsv TuneOutputCsv::parse(std::string_view text, std::string_view sourc
             if (line.ends_with('\r')) table.cr_ = "\r";
         } else if (!is_blank(line)) {
             // NOTES: each line is parsed under the header on its own, so its row maps to its raw text.
-            const tuning::CsvRows one = tuning::parse_csv(header + "\n" + without_cr(line), source);
+            const tuning::CsvRowsOf<Key> one = tuning::parse_csv<Key>(header + "\n" + without_cr(line), source);
             const std::string place = fmt::format("{}:{}", source, line_number);
             if (one.rows.size() == 1) {
                 kept.row = one.rows.front();
@@ -61,23 +63,26 @@ TuneOutputCsv TuneOutputCsv::parse(std::string_view text, std::string_view sourc
         table.lines_.push_back(std::move(kept));
     }
     // NOTES: a file with no header yet (empty or blank) becomes a fresh table.
-    return header.empty() ? TuneOutputCsv() : table;
+    return header.empty() ? TuneOutputCsvOf() : table;
 }
 
-TuneOutputCsv TuneOutputCsv::read(const std::filesystem::path& path) {
+template <class Key>
+TuneOutputCsvOf<Key> TuneOutputCsvOf<Key>::read(const std::filesystem::path& path) {
     std::error_code error;
-    if (!std::filesystem::exists(path, error)) return TuneOutputCsv();
+    if (!std::filesystem::exists(path, error)) return TuneOutputCsvOf();
     return parse(read_regular_file(path, "tuned table"), path.string());
 }
 
-std::vector<TunedRow> TuneOutputCsv::rows() const {
-    std::vector<TunedRow> rows;
+template <class Key>
+std::vector<TunedRowOf<Key>> TuneOutputCsvOf<Key>::rows() const {
+    std::vector<Row> rows;
     for (const Line& line : lines_)
         if (line.row) rows.push_back(*line.row);
     return rows;
 }
 
-void TuneOutputCsv::add_clean_logits_column() {
+template <class Key>
+void TuneOutputCsvOf<Key>::add_clean_logits_column() {
     // NOTES: appended, so every field already there keeps its bytes; a row without the column
     // meant kCleanLogitsWithoutColumn, and now says it.
     columns_.emplace_back("clean_logits");
@@ -86,14 +91,18 @@ void TuneOutputCsv::add_clean_logits_column() {
         if (is_blank(line.text)) continue;
         const bool ends_in_cr = line.text.ends_with('\r');
         std::string text = without_cr(line.text);
-        text += header ? ",clean_logits" : fmt::format(",{}", kCleanLogitsWithoutColumn);
+        const int old_mode = Key::kOp.mode_without_column.value_or(kCleanLogitsWithoutColumn);
+        text += header ? ",clean_logits" : fmt::format(",{}", old_mode);
         line.text = text + (ends_in_cr ? "\r" : "");
         header = false;
     }
 }
 
-void TuneOutputCsv::upsert(const TunedRow& row) {
-    if (row.key.clean_logits != kCleanLogitsWithoutColumn &&
+template <class Key>
+void TuneOutputCsvOf<Key>::upsert(const Row& row) {
+    // NOTES: only a table whose rows may lack the column (prefill) can be without it here: a decode
+    // header without it does not parse.
+    if (Key::kOp.mode_without_column && row.key.clean_logits != *Key::kOp.mode_without_column &&
         std::find(columns_.begin(), columns_.end(), "clean_logits") == columns_.end())
         add_clean_logits_column();
     Line replacement{.text = tuning::csv_line(row, columns_) + cr_, .row = row};
@@ -111,7 +120,8 @@ void TuneOutputCsv::upsert(const TunedRow& row) {
     lines_.erase(std::remove_if(std::next(first), lines_.end(), same_key), lines_.end());
 }
 
-std::string TuneOutputCsv::text() const {
+template <class Key>
+std::string TuneOutputCsvOf<Key>::text() const {
     std::string text;
     for (std::size_t i = 0; i < lines_.size(); ++i) {
         text += lines_[i].text;
@@ -120,6 +130,12 @@ std::string TuneOutputCsv::text() const {
     return text;
 }
 
-void TuneOutputCsv::write(const std::filesystem::path& path) const { tuning::write_csv_text_file(path, text()); }
+template <class Key>
+void TuneOutputCsvOf<Key>::write(const std::filesystem::path& path) const {
+    tuning::write_csv_text_file(path, text());
+}
+
+template class TuneOutputCsvOf<ShapeKey>;
+template class TuneOutputCsvOf<PagedShapeKey>;
 
 }  // namespace mqajit::tools

@@ -1,7 +1,7 @@
 #pragma once
-// Whether a paged_mqa_logits (decode) variant fits a call: the family's rules (family.hpp,
-// FamilyRules::check at heads and head_dim) and then the call's next_n and block_kv. For the
-// decode tuning table's checks, which know the call's shape but no kernel.
+// Whether a paged_mqa_logits (decode) variant fits a call: the rules of the decode family that
+// generates it (FamilyRules::check at heads and head_dim) and then the call's next_n and block_kv.
+// For dispatch and the decode tuning table's checks, which know the call's shape but no kernel.
 
 #include "codegen/family_rules.hpp"
 #include "variants/arch.hpp"
@@ -17,8 +17,9 @@ struct PagedProblem {
     int block_kv = 0;
 };
 
-// ok, or the first rule that fails with what would work: the family's rules, then whether the
-// variant fits the call (r = next_n, bkv = block_kv).
+// ok, or the first rule that fails with what would work: a decode family for the variant's op
+// (pwgmma, pmfma), its rules on `arch`, then whether the variant fits the call (r = next_n,
+// bkv = block_kv).
 Support paged_variant_support(const Arch& arch, const PagedProblem& problem, const Variant& variant);
 
 }  // namespace mqajit

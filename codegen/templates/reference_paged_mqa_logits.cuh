@@ -6,27 +6,14 @@
 // memory; rows past the grid's height loop. Columns a token does not see get -inf with clean_logits
 // and are left alone otherwise.
 
-#if defined(__HIP__)
-#include "hip_minimal.cuh"
-// NOTES: mqa_common.cuh's helpers are plain inline functions outside nvcc; this makes them callable
-// from device code too (as reference_mqa_logits.cuh does).
-#pragma clang force_cuda_host_device begin
-#endif
-#include "mqa_common.cuh"
-#if defined(__HIP__)
-#pragma clang force_cuda_host_device end
-#endif
+#include "mqa_device_common.cuh"
 #include "paged_mqa_logits_params.cuh"
 
 #if defined(__CUDACC__) || defined(__HIP_DEVICE_COMPILE__)
 
 namespace mqa_paged_reference {
 
-#if defined(__HIP__)
-__device__ __forceinline__ float negative_infinity() { return hip_minimal::negative_infinity(); }
-#else
-__device__ __forceinline__ float negative_infinity() { return mqa::negative_infinity(); }
-#endif
+using mqa_device::negative_infinity;
 
 // Logits column `col` of rows first_row, first_row + row_step, ...
 __device__ __forceinline__ void logits_column(const PagedMqaLogitsParams& p, int col, long long first_row,

@@ -2,22 +2,14 @@
 // What the gfx9 fp8 MFMA kernels share (gfx9_mqa_logits.cuh for prefill, gfx9_paged_mqa_logits.cuh
 // for decode): the device environment, the e4m3fn -> e4m3fnuz conversion gfx942 needs, the MFMA
 // instructions of gfx942 (32x32x16 / 16x16x32, e4m3fnuz) and gfx950 (scaled 32x32x64 / 16x16x128,
-// e4m3fn), their operand and accumulator lane layouts, and the operand load from a swizzled LDS row.
+// e4m3fn), their operand and accumulator lane layouts, the operand load from a swizzled LDS row and
+// the register-staged LDS ring of tiles.
 //
 // The part outside `#if defined(__HIP_DEVICE_COMPILE__)` is host code too: the unit tests check the
 // conversion and the lane layouts on the CPU.
 
 #include "hip_minimal.cuh"
-
-#if defined(__HIP__)
-// NOTES: mqa_common.cuh's helpers are plain inline functions outside nvcc; this makes them callable
-// from device code too, without touching the shared header.
-#pragma clang force_cuda_host_device begin
-#endif
-#include "mqa_common.cuh"
-#if defined(__HIP__)
-#pragma clang force_cuda_host_device end
-#endif
+#include "mqa_device_common.cuh"
 
 #if defined(__HIP_DEVICE_COMPILE__)
 #define MQA_GFX9_HOST_DEVICE __host__ __device__ __forceinline__
@@ -167,6 +159,38 @@ __device__ __forceinline__ Int32x4 to_mfma_format(Int32x4 chunk) {
         return chunk;
     }
 }
+
+// The register-staged LDS ring both gfx9 kernels run over their tiles (KV tiles, cache blocks):
+// prime(...) fills buffers 0..S-2; then for each tile t the global loads of tile t + S - 1 go to
+// registers (fetch) while tile t is computed from buffer t % S, and land in buffer (t - 1) % S
+// (store), which every wave finished with before this tile's barrier. One barrier per tile.
+template <int kBuffers>
+struct StagedRing {
+    static_assert(kBuffers >= 2, "the register stage needs a second LDS buffer to write into");
+
+    template <class Fetch, class Store>
+    __device__ __forceinline__ static void prime(int num_tiles, Fetch&& fetch, Store&& store) {
+        #pragma unroll
+        for (int b = 0; b + 1 < kBuffers; ++b) {
+            if (b < num_tiles) {
+                fetch(b);
+                store(b);
+            }
+        }
+    }
+
+    template <class Fetch, class Store, class Compute>
+    __device__ __forceinline__ static void run(int num_tiles, Fetch&& fetch, Store&& store, Compute&& compute) {
+        #pragma unroll 1
+        for (int t = 0; t < num_tiles; ++t) {
+            const int ahead = t + kBuffers - 1;
+            if (ahead < num_tiles) fetch(ahead);
+            hip_minimal::sync_threads();
+            compute(t, t % kBuffers);
+            if (ahead < num_tiles) store(ahead % kBuffers);
+        }
+    }
+};
 
 }  // namespace mqa_gfx9
 

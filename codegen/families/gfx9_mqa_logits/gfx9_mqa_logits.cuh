@@ -62,7 +62,6 @@ struct MfmaKernel {
     static_assert(kHeadDim % kK == 0 && kHeadDim % 16 == 0, "head_dim must be a multiple of the MFMA depth");
     static_assert(kBlockKv % kM == 0, "bkv must be a multiple of the MFMA tile");
     static_assert(kBlockKv * kChunksPerRow % kThreads == 0, "every thread copies the same number of KV chunks");
-    static_assert(kBuffers >= 2, "the register stage needs a second LDS buffer to write into");
 
     // The block's Q rows into LDS (zeros past S), converted for the MFMA's fp8 format.
     __device__ static void load_q(const MqaLogitsParams& p, unsigned char* q_lds, int first_row) {
@@ -181,15 +180,11 @@ struct MfmaKernel {
         const int num_tiles = work.computed_tiles.end - work.computed_tiles.begin;
 
         Int32x4 staged[kKvChunksPerThread];
+        const auto fetch = [&](int tile) { fetch_kv(p, staged, first_tile + tile); };
+        const auto store = [&](int buffer) { store_kv(staged, kv_lds + buffer * kKvBufferBytes); };
         if (num_tiles > 0) {
             load_q(p, q_lds, first_row);
-            #pragma unroll
-            for (int b = 0; b + 1 < kBuffers; ++b) {
-                if (b < num_tiles) {
-                    fetch_kv(p, staged, first_tile + b);
-                    store_kv(staged, kv_lds + b * kKvBufferBytes);
-                }
-            }
+            StagedRing<kBuffers>::prime(num_tiles, fetch, store);
         }
         if (p.clean_logits) {
             for (int r = 0; r < kBlockRows && first_row + r < p.seq_len; ++r) {
@@ -202,17 +197,9 @@ struct MfmaKernel {
         }
         if (num_tiles == 0) return;  // uniform across the block
 
-        #pragma unroll 1
-        for (int t = 0; t < num_tiles; ++t) {
-            const int ahead = t + kBuffers - 1;
-            // NOTES: the global loads of tile t+S-1 are in flight while tile t is multiplied; they
-            // land in buffer (t-1) % S, which every wave finished with before the barrier below.
-            if (ahead < num_tiles) fetch_kv(p, staged, first_tile + ahead);
-            hip_minimal::sync_threads();
-            compute_tile(p, q_lds, kv_lds + (t % kBuffers) * kKvBufferBytes, first_row, wave, lane,
-                         first_tile + t);
-            if (ahead < num_tiles) store_kv(staged, kv_lds + (ahead % kBuffers) * kKvBufferBytes);
-        }
+        StagedRing<kBuffers>::run(num_tiles, fetch, store, [&](int tile, int buffer) {
+            compute_tile(p, q_lds, kv_lds + buffer * kKvBufferBytes, first_row, wave, lane, first_tile + tile);
+        });
     }
 };
 

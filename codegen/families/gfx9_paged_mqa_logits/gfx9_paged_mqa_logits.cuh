@@ -16,8 +16,8 @@
 // lane holds key column lane % M and the head-weighted relu sum is in-lane FMAs plus one (M = 32) or
 // two (M = 16) cross-lane adds, as in the prefill kernel. A wave keeps its token's Q operands and
 // weights in registers while consecutive pairs share the token.
-// Pipeline: Q in LDS once; the keys and scales of block t + S - 1 go to registers while block t is
-// multiplied and then to LDS buffer (t - 1) % S; one barrier per block.
+// Pipeline: Q in LDS once; the keys and scales of each cache block go through gfx9_mfma.cuh's
+// StagedRing (block t + S - 1 in registers while block t is multiplied; one barrier per block).
 //
 // The part outside `#if defined(__HIP_DEVICE_COMPILE__)` is host code too: the generator sizes LDS
 // with paged_lds_bytes() and the unit tests check the schedule on the CPU.
@@ -108,7 +108,6 @@ struct PagedMfmaKernel {
     static_assert(kKeyBytes / 16 % kThreads == 0, "every thread copies the same number of key chunks");
     static_assert(kScaleChunks <= kThreads, "one thread per 16-byte chunk of scales");
     static_assert(block_pairs(kNextN, kBlockKv, kM) % kWaves == 0, "every wave takes the same number of pairs");
-    static_assert(kBuffers >= 2, "the register stage needs a second LDS buffer to write into");
     static_assert(kNextN >= 1 && kNextN <= 4, "next_n 1 to 4");
 
     // One cache block in flight: this thread's chunks of its keys and, for the first kScaleChunks
@@ -254,37 +253,25 @@ struct PagedMfmaKernel {
         const int num_blocks = work.blocks.end - work.blocks.begin;
 
         Staged staged;
+        const auto fetch_block = [&](int block) { fetch(p, staged, request, first_block + block); };
+        const auto store_block = [&](int buffer) { store(staged, buffers + buffer * kBufferBytes); };
         if (num_blocks > 0) {
             load_q(p, q_lds, request);
-            #pragma unroll
-            for (int b = 0; b + 1 < kBuffers; ++b) {
-                if (b < num_blocks) {
-                    fetch(p, staged, request, first_block + b);
-                    store(staged, buffers + b * kBufferBytes);
-                }
-            }
+            StagedRing<kBuffers>::prime(num_blocks, fetch_block, store_block);
         }
         if (p.clean_logits) fill_tail(p, request, work.tail_begin, split, splits);
         if (num_blocks == 0) return;  // uniform across the workgroup
 
         HeldToken held;
-        #pragma unroll 1
-        for (int t = 0; t < num_blocks; ++t) {
-            const int ahead = t + kBuffers - 1;
-            // NOTES: the global loads of block t+S-1 are in flight while block t is multiplied; they
-            // land in buffer (t-1) % S, which every wave finished with before the barrier below.
-            if (ahead < num_blocks) fetch(p, staged, request, first_block + ahead);
-            hip_minimal::sync_threads();
-            const unsigned char* buffer = buffers + (t % kBuffers) * kBufferBytes;
+        StagedRing<kBuffers>::run(num_blocks, fetch_block, store_block, [&](int block, int buffer) {
             #pragma unroll 1
             for (int i = 0; i < kPairsPerWave; ++i) {
                 const int pair = wave * kPairsPerWave + i;
                 const int token = pair / kNTiles;
                 if (token != held.token) hold(p, q_lds, request, token, lane, held);  // uniform across the wave
-                compute_pair(p, buffer, first_block + t, pair % kNTiles, lane, held);
+                compute_pair(p, buffers + buffer * kBufferBytes, first_block + block, pair % kNTiles, lane, held);
             }
-            if (ahead < num_blocks) store(staged, buffers + (ahead % kBuffers) * kBufferBytes);
-        }
+        });
     }
 };
 

@@ -16,6 +16,20 @@ std::string baseline_kernel_name(int heads, int head_dim) {
     return fmt::format("mqa_logits_baseline_h{}_d{}", heads, head_dim);
 }
 
+std::string paged_baseline_kernel_name(const PagedProblemShape& shape, std::string_view jit_op) {
+    MQAJIT_CHECK_KIND(unsupported, (shape.heads == 32 || shape.heads == 64) &&
+                                       (shape.head_dim == 64 || shape.head_dim == 128) && shape.next_n >= 1 &&
+                                       shape.next_n <= 4,
+                      "the pre-built paged_mqa_logits baselines take heads 32 or 64, head_dim 64 or 128 and next_n "
+                      "1 to 4; got heads {}, head_dim {}, next_n {}",
+                      shape.heads, shape.head_dim, shape.next_n);
+    MQAJIT_CHECK_KIND(unsupported, shape.block_kv == 64,
+                      "the pre-built paged_mqa_logits baselines read 64-token cache blocks; this cache has {} tokens "
+                      "per block, which needs a JIT kernel ({}..._bkv{}; MQAJIT_DISABLE_JIT must be off)",
+                      shape.block_kv, jit_op, shape.block_kv);
+    return fmt::format("paged_mqa_logits_baseline_h{}_d{}_n{}", shape.heads, shape.head_dim, shape.next_n);
+}
+
 LaunchConfig reference_launch_config(const ProblemShape& shape) {
     LaunchConfig config;
     config.grid_x = static_cast<unsigned>((shape.seq_len_kv + 127) / 128);

@@ -4,6 +4,7 @@
 // NVIDIA, codegen/prebuilt_amd/ for AMD).
 
 #include <string>
+#include <string_view>
 
 #include "codegen/launch_plan.hpp"
 #include "codegen/kernel_family.hpp"
@@ -32,6 +33,12 @@ LaunchConfig reference_launch_config(const ProblemShape& shape);
 // The paged_mqa_logits reference kernel (reference_paged_mqa_logits.cuh) and its launch: grid
 // (ceil(max_context_len / 128), min(B * next_n, 65535)), block 128; its argument is PagedMqaLogitsParams.
 inline constexpr const char* kPagedReferenceKernelName = "paged_mqa_logits_reference";
+
+// extern "C" name of the paged baseline for a call, e.g. "paged_mqa_logits_baseline_h64_d128_n2", the
+// same for every vendor. Throws Error(unsupported) for a shape the pre-built baselines lack (heads 32
+// or 64, head_dim 64 or 128, next_n 1 to 4, 64-token cache blocks); `jit_op` names the variants that
+// would serve it instead ("pwgmma", "pmfma").
+std::string paged_baseline_kernel_name(const PagedProblemShape& shape, std::string_view jit_op);
 LaunchConfig paged_reference_launch_config(const PagedProblemShape& shape);
 
 }  // namespace mqajit

@@ -6,6 +6,7 @@
 #include <array>
 
 #include "codegen/families/gfx9_mqa_logits/family.hpp"
+#include "codegen/families/gfx9_paged_mqa_logits/family.hpp"
 #include "codegen/families/sm80_mqa_logits/family.hpp"
 #include "codegen/families/sm90_mqa_logits/family.hpp"
 #include "codegen/families/sm90_paged_mqa_logits/family.hpp"
@@ -23,9 +24,10 @@ const std::array<const MqaLogitsFamily*, 3>& mqa_logits_families() {
     return list;
 }
 
-const std::array<const PagedMqaLogitsFamily*, 1>& paged_mqa_logits_families() {
-    static const std::array<const PagedMqaLogitsFamily*, 1> list = {
+const std::array<const PagedMqaLogitsFamily*, 2>& paged_mqa_logits_families() {
+    static const std::array<const PagedMqaLogitsFamily*, 2> list = {
         &sm90_paged_mqa_logits_family(),
+        &gfx9_paged_mqa_logits_family(),
     };
     return list;
 }
@@ -67,7 +69,7 @@ const PagedMqaLogitsFamily& paged_family_for(const Variant& variant) {
         if (family->op() == variant.op) return *family;
     }
     MQAJIT_FAIL(unsupported, "no paged_mqa_logits kernel family generates {} variants (variant {}); decode variants "
-                "start with pwgmma",
+                "start with pwgmma or pmfma",
                 to_string(variant.op), variant.name());
 }
 

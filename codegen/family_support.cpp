@@ -34,6 +34,17 @@ GeneratedKernel generated_unit(const Variant& variant, int heads, int head_dim, 
     return kernel;
 }
 
+Support fits_paged_call(const Variant& variant, const PagedProblemShape& shape) {
+    if (variant.rows != shape.next_n) {
+        return {false, fmt::format("r={} must equal the call's next_n, {}", variant.rows, shape.next_n)};
+    }
+    if (variant.bkv != shape.block_kv) {
+        return {false, fmt::format("bkv={} must equal the cache's block_kv, {} (one cache block per pipeline step)",
+                                   variant.bkv, shape.block_kv)};
+    }
+    return {true, {}};
+}
+
 void check_shared_bytes(const Variant& variant, std::size_t bytes, const DeviceLimits& limits,
                         std::string_view memory, std::string_view remedy) {
     MQAJIT_CHECK_KIND(unsupported, bytes <= limits.max_shared_bytes_per_block,

@@ -27,6 +27,10 @@ void check_generatable(const KernelFamily& family, const Variant& variant, int h
 GeneratedKernel generated_unit(const Variant& variant, int heads, int head_dim, const Arch& arch,
                                std::string_view header, std::string_view macro, std::string_view macro_arguments);
 
+// Whether a paged_mqa_logits variant computes the call's shape: r = next_n and bkv = block_kv (one
+// cache block per pipeline step), what PagedMqaLogitsFamily::fits() checks for the decode families.
+Support fits_paged_call(const Variant& variant, const PagedProblemShape& shape);
+
 // Throws Error(unsupported) when a block of `variant` needs more shared memory (`memory`: "shared
 // memory" or "LDS") than the device allows per block; `remedy` ends the message ("lower lds or bkv").
 void check_shared_bytes(const Variant& variant, std::size_t bytes, const DeviceLimits& limits,

@@ -115,12 +115,13 @@ PrebuiltKernel HipBackend::reference(const Arch& arch) const {
     return {prebuilt_amd_code_object_for(arch), kReferenceKernelName};
 }
 
-BaselineKernel HipBackend::paged_baseline(const Arch& arch, const PagedProblemShape&) const {
-    MQAJIT_FAIL(unsupported, "paged_mqa_logits has no AMD kernels yet ({}); it runs on sm_90a", arch.name);
+BaselineKernel HipBackend::paged_baseline(const Arch& arch, const PagedProblemShape& shape) const {
+    PrebuiltBaseline baseline = prebuilt_amd_paged_baseline(arch, shape);
+    return {baseline.variant, {prebuilt_amd_code_object(arch), std::move(baseline.kernel_name)}};
 }
 
 PrebuiltKernel HipBackend::paged_reference(const Arch& arch) const {
-    MQAJIT_FAIL(unsupported, "paged_mqa_logits has no AMD reference kernel yet ({}); it runs on sm_90a", arch.name);
+    return {prebuilt_amd_code_object_for(arch), kPagedReferenceKernelName};
 }
 
 }  // namespace mqajit

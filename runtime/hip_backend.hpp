@@ -46,7 +46,7 @@ public:
     // A code object `mqajit aot` left in the disk cache, else hiprtc (HipKernelSource).
     std::shared_ptr<LoadedKernel> generated_kernel(KernelCache& cache, Device& device, const Variant& variant,
                                                    int heads, int head_dim) const override;
-    // The clang-22 code objects' (codegen/prebuilt_amd/).
+    // The clang-22 code objects' (codegen/prebuilt_amd/), for both operators.
     BaselineKernel baseline(const Arch& arch, int heads, int head_dim) const override;
     PrebuiltKernel reference(const Arch& arch) const override;
     BaselineKernel paged_baseline(const Arch& arch, const PagedProblemShape& shape) const override;

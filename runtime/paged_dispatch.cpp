@@ -5,7 +5,7 @@
 #include <set>
 
 #include "codegen/baseline.hpp"
-#include "codegen/families/sm90_paged_mqa_logits/rules.hpp"
+#include "codegen/paged_variant_support.hpp"
 #include "codegen/family_registry.hpp"
 #include "core/check.hpp"
 #include "core/log.hpp"

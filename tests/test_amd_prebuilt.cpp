@@ -1,7 +1,8 @@
 // The AMD baseline and reference code objects linked into the library: present exactly when
 // clang-22 was found at build time, each a valid AMDGPU ELF for its processor (checked by
-// llvm-readelf-22 too, where installed) holding every baseline kernel and the reference kernel, as
-// the HIP backend hands them out; absent, the backend's error says why.
+// llvm-readelf-22 too, where installed) holding every baseline kernel and the reference kernel of
+// both operators (mqa_logits and paged_mqa_logits), as the HIP backend hands them out; absent, the
+// backend's error says why.
 
 #include <doctest/doctest.h>
 
@@ -43,6 +44,8 @@ TEST_CASE("amd baseline: built in exactly when clang-22 was found at build time"
     }
     CHECK(mqajit::testing::error_kind_of([] { backend_for(Vendor::amd).reference(Arch::parse("gfx942")); }) ==
           ErrorKind::unsupported);
+    CHECK(mqajit::testing::error_kind_of([] { backend_for(Vendor::amd).paged_reference(Arch::parse("gfx950")); }) ==
+          ErrorKind::unsupported);
 #endif
 }
 
@@ -79,6 +82,37 @@ TEST_CASE("amd baseline: each code object is an AMDGPU ELF for its processor wit
         const PrebuiltKernel reference = backend_for(Vendor::amd).reference(Arch::parse(name + ":xnack-"));
         CHECK(reference.kernel_name == kReferenceKernelName);
         CHECK(reference.binary.data() == code_object.data());
+
+        // The decode baselines, one per (heads, head_dim, next_n), and the decode reference.
+        for (int heads : {32, 64}) {
+            for (int head_dim : {64, 128}) {
+                for (int next_n = 1; next_n <= 4; ++next_n) {
+                    const PagedProblemShape shape{.batch = 1, .next_n = next_n, .heads = heads, .head_dim = head_dim,
+                                                  .block_kv = 64};
+                    const BaselineKernel paged = backend_for(Vendor::amd).paged_baseline(arch, shape);
+                    CAPTURE(paged.kernel.kernel_name);
+                    CHECK(paged.kernel.kernel_name == paged_baseline_kernel_name(shape, "pmfma"));
+                    CHECK(has_symbol_name(code_object, paged.kernel.kernel_name));
+                    CHECK(paged.kernel.binary.data() == code_object.data());
+                    CHECK(paged.variant.op == MatrixOp::pmfma);
+                    CHECK(paged.variant.rows == next_n);
+                    CHECK(VariantRegistry::for_op(KernelOp::paged_mqa_logits).supports(arch, heads, head_dim, paged.variant).ok);
+                    CHECK(paged_family_for(paged.variant).fits(paged.variant, shape).ok);
+                }
+            }
+        }
+        const PagedProblemShape block128{.batch = 1, .next_n = 1, .heads = 64, .head_dim = 128, .block_kv = 128};
+        try {
+            backend_for(Vendor::amd).paged_baseline(arch, block128);
+            FAIL("a 64-token baseline was returned for a 128-token cache");
+        } catch (const Error& e) {
+            CHECK(e.kind() == ErrorKind::unsupported);
+            CHECK(std::string(e.what()).find("pmfma..._bkv128") != std::string::npos);
+        }
+        CHECK(has_symbol_name(code_object, kPagedReferenceKernelName));
+        const PrebuiltKernel paged_reference = backend_for(Vendor::amd).paged_reference(arch);
+        CHECK(paged_reference.kernel_name == kPagedReferenceKernelName);
+        CHECK(paged_reference.binary.data() == code_object.data());
     }
     CHECK(prebuilt_amd_code_object(Arch::parse("gfx90a")).empty());
     CHECK(prebuilt_amd_code_object(Arch::parse("sm_90a")).empty());
@@ -113,5 +147,7 @@ TEST_CASE("amd baseline: llvm-readelf-22 reads each code object as its processor
         CHECK(header.find("amdhsa.target:   amdgcn-amd-amdhsa--" + name) != std::string::npos);
         CHECK(header.find(".name:           mqa_logits_baseline_h64_d128") != std::string::npos);
         CHECK(header.find(".name:           mqa_logits_reference") != std::string::npos);
+        CHECK(header.find(".name:           paged_mqa_logits_baseline_h64_d128_n4") != std::string::npos);
+        CHECK(header.find(".name:           paged_mqa_logits_reference") != std::string::npos);
     }
 }

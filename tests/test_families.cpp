@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codegen/families/gfx9_mqa_logits/family.hpp"
+#include "codegen/families/gfx9_paged_mqa_logits/family.hpp"
 #include "codegen/families/sm80_mqa_logits/family.hpp"
 #include "codegen/families/sm90_mqa_logits/family.hpp"
 #include "codegen/families/sm90_paged_mqa_logits/family.hpp"
@@ -55,10 +56,11 @@ TEST_CASE("families: the registry lists each family once, in the order variants 
     CHECK(families[1] == &sm80_mqa_logits_family());
     CHECK(families[2] == &gfx9_mqa_logits_family());
     const std::vector<const KernelFamily*> all = all_families();
-    REQUIRE(all.size() == 4);  // then the decode family
+    REQUIRE(all.size() == 5);  // then the decode families
     CHECK(std::vector(all.begin(), all.begin() + 3) == families);
     CHECK(all[3] == &sm90_paged_mqa_logits_family());
-    CHECK(families_of(KernelOp::paged_mqa_logits) == std::vector<const KernelFamily*>{all[3]});
+    CHECK(all[4] == &gfx9_paged_mqa_logits_family());
+    CHECK(families_of(KernelOp::paged_mqa_logits) == std::vector<const KernelFamily*>{all[3], all[4]});
     std::set<MatrixOp> ops;
     for (const KernelFamily* family : families) {
         CHECK(family->kernel_op() == KernelOp::mqa_logits);
@@ -89,23 +91,27 @@ TEST_CASE("families: one name for the folder, the main template, the kernel's in
 TEST_CASE("families: every variant the registry accepts is generated (none refused by the generator)") {
     // NOTES: before the rules and the generator shared one check, `mqajit variants --arch gfx950
     // --head-dim 64` listed 36 mfma16x16x128 variants per head count that codegen then refused.
-    int generated = 0;
-    const auto& registry = VariantRegistry::instance();
-    for (const std::string& arch_name : registry.archs()) {
-        const Arch arch = Arch::parse(arch_name);
-        for (int heads : {32, 64}) {
-            for (int head_dim : {64, 128}) {
-                for (const Variant& v : registry.variants(arch, heads, head_dim)) {
-                    CAPTURE(arch.name);
-                    CAPTURE(v.name());
-                    CAPTURE(head_dim);
-                    CHECK_NOTHROW(family_for(v).generate(v, heads, head_dim, arch));
-                    ++generated;
+    int generated = 0, generated_paged = 0;
+    for (const KernelOp op : {KernelOp::mqa_logits, KernelOp::paged_mqa_logits}) {
+        const auto& registry = VariantRegistry::for_op(op);
+        for (const std::string& arch_name : registry.archs()) {
+            const Arch arch = Arch::parse(arch_name);
+            for (int heads : {32, 64}) {
+                for (int head_dim : {64, 128}) {
+                    for (const Variant& v : registry.variants(arch, heads, head_dim)) {
+                        CAPTURE(arch.name);
+                        CAPTURE(v.name());
+                        CAPTURE(head_dim);
+                        CHECK_NOTHROW(kernel_family_for(v).generate(v, heads, head_dim, arch));
+                        ++(op == KernelOp::mqa_logits ? generated : generated_paged);
+                    }
                 }
             }
         }
     }
     CHECK(generated > 500);
+    CHECK(generated_paged > 200);
+    const auto& registry = VariantRegistry::instance();
     CHECK_FALSE(registry.supports(Arch::parse("gfx950"), 32, 64, Variant::parse("mfma16x16x128_bkv64_r1_w1_lds2")).ok);
     CHECK(registry.supports(Arch::parse("gfx950"), 32, 128, Variant::parse("mfma16x16x128_bkv64_r1_w1_lds2")).ok);
 }
@@ -152,8 +158,9 @@ TEST_CASE("families: a kernel's headers are the templates its source includes, n
     CHECK(header_names(mma) == std::set<std::string>{"sm80_mqa_logits.cuh", "mqa_common.cuh", "mqa_logits_params.cuh"});
     const GeneratedKernel mfma =
         gfx9_mqa_logits_family().generate(Variant::parse("mfma32x32x64_bkv64_r1_w2_lds2"), 32, 128, Arch::parse("gfx950"));
-    CHECK(header_names(mfma) ==
-          std::set<std::string>{"gfx9_mqa_logits.cuh", "hip_minimal.cuh", "mqa_logits_params.cuh", "mqa_common.cuh"});
+    CHECK(header_names(mfma) == std::set<std::string>{"gfx9_mqa_logits.cuh", "gfx9_mfma.cuh", "hip_minimal.cuh",
+                                                      "mqa_device_common.cuh", "mqa_logits_params.cuh",
+                                                      "mqa_common.cuh"});
     CHECK(embedded_templates().size() > header_names(wgmma).size() + 2);
     CHECK(testing::error_kind_of([] { templates_included_by("no_such_template.cuh"); }) == ErrorKind::internal);
 }

@@ -1,12 +1,12 @@
 // The paged_mqa_logits (decode) variants: the pwgmma op in the grammar and the rules that say
-// whether one can run at a decode shape (codegen/families/sm90_paged_mqa_logits/rules.hpp).
+// whether one can run at a decode shape (codegen/paged_variant_support.hpp).
 
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "codegen/families/sm90_paged_mqa_logits/family.hpp"
-#include "codegen/families/sm90_paged_mqa_logits/rules.hpp"
+#include "codegen/paged_variant_support.hpp"
 #include "codegen/variant_registry.hpp"
 #include "mqajit/error.hpp"
 #include "variants/arch.hpp"
@@ -82,7 +82,7 @@ TEST_CASE("paged rules: each rule refuses with what would work") {
     // The arch, the op and the problem size.
     CHECK(contains(reason("pwgmma64x64x32_bkv64_r1_w2_lds4", problem(64, 1), Arch::parse("sm_90")), "need sm_90a"));
     CHECK(contains(reason("pwgmma64x64x32_bkv64_r1_w2_lds4", problem(64, 1), Arch::parse("gfx950")), "need sm_90a"));
-    CHECK(contains(reason("wgmma64x64x32_bkv64_r1_w2_lds4", problem(64, 1)), "runs pwgmma variants"));
+    CHECK(contains(reason("wgmma64x64x32_bkv64_r1_w2_lds4", problem(64, 1)), "runs pwgmma or pmfma variants"));
     CHECK(contains(reason("pwgmma64x16x32_bkv64_r1_w2_lds4", problem(16, 1)), "take heads 32, 64"));
     CHECK(contains(reason("pwgmma64x64x32_bkv64_r1_w2_lds4", problem(64, 1, 64, 256)), "head_dim 64, 128"));
     CHECK(contains(reason("pwgmma64x320x32_bkv64_r5_w2_lds4", problem(64, 5)), "r (tokens per request, next_n) must "

@@ -12,6 +12,7 @@
 #include "codegen/templates/paged_mqa_logits_params.cuh"
 #include "codegen/variant_registry.hpp"
 #include "mqajit/error.hpp"
+#include "tests/paged_fakes.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/compiler.hpp"
 #include "runtime/kernel_request.hpp"
@@ -26,15 +27,6 @@ const Arch kSm90 = Arch::parse("sm_90a");
 PagedProblemShape decode_shape(int batch, int next_n, int heads, int max_context_len) {
     return PagedProblemShape{.batch = batch, .next_n = next_n, .heads = heads, .head_dim = 128, .block_kv = 64,
                              .max_context_len = max_context_len, .num_cache_blocks = 4096, .context_lens_2d = false};
-}
-
-PagedMqaLogitsParams fake_params(const PagedProblemShape& shape) {
-    PagedMqaLogitsParams p{};
-    p.q = reinterpret_cast<const unsigned char*>(std::uintptr_t{0x100000});
-    p.kv_cache = reinterpret_cast<const unsigned char*>(std::uintptr_t{0x4000000});
-    p.q_stride_b = std::int64_t{shape.next_n} * shape.heads * shape.head_dim;
-    p.cache_block_bytes = std::int64_t{shape.block_kv} * (shape.head_dim + 4);
-    return p;
 }
 
 void check_paged_variants_compile(int heads, int head_dim) {
@@ -59,9 +51,9 @@ void check_paged_variants_compile(int heads, int head_dim) {
 
 }  // namespace
 
-TEST_CASE("paged family: the registry of the decode operator lists pwgmma variants for sm_90a only") {
+TEST_CASE("paged family: the registry of the decode operator lists pwgmma variants for sm_90a") {
     const VariantRegistry& registry = VariantRegistry::for_op(KernelOp::paged_mqa_logits);
-    CHECK(registry.archs() == std::vector<std::string>{"sm_90a"});
+    CHECK(registry.archs() == std::vector<std::string>{"sm_90a", "gfx942", "gfx950"});  // pmfma on AMD
     CHECK(registry.variants(Arch::parse("sm_80")).empty());
     const std::vector<Variant> h64 = registry.variants(kSm90, 64, 128);
     REQUIRE(h64.size() == 16);
@@ -105,7 +97,7 @@ TEST_CASE("paged family: the launch plan fits the call and names three tensor ma
     const DeviceLimits h200{.multiprocessors = 132, .max_shared_bytes_per_block = 232448};
 
     PagedProblemShape shape = decode_shape(64, 2, 64, 8192);
-    const LaunchPlan plan = family.plan(v, shape, h200, fake_params(shape));
+    const LaunchPlan plan = family.plan(v, shape, h200, testing::fake_paged_params(shape));
     CHECK(plan.config.grid_x == 132);
     CHECK(plan.config.block_x == 384);
     CHECK(plan.config.dynamic_shared_bytes == static_cast<std::size_t>(paged_shared_bytes(v, 64, 128)));
@@ -128,15 +120,15 @@ TEST_CASE("paged family: the launch plan fits the call and names three tensor ma
 
     // A cap on the SMs (an engine keeping some for other work) caps the grid.
     shape.num_sms = 100;
-    CHECK(family.plan(v, shape, h200, fake_params(shape)).config.grid_x == 100);
+    CHECK(family.plan(v, shape, h200, testing::fake_paged_params(shape)).config.grid_x == 100);
     shape.num_sms = 1000;
-    CHECK(family.plan(v, shape, h200, fake_params(shape)).config.grid_x == 132);
+    CHECK(family.plan(v, shape, h200, testing::fake_paged_params(shape)).config.grid_x == 132);
     // Two requests of 100 tokens need four blocks: no CTA is started that could never get work.
     shape = decode_shape(2, 2, 64, 100);
-    CHECK(family.plan(v, shape, h200, fake_params(shape)).config.grid_x == 4);
+    CHECK(family.plan(v, shape, h200, testing::fake_paged_params(shape)).config.grid_x == 4);
     // A call that sees nothing still launches one block per request (clean_logits writes its -inf).
     shape = decode_shape(3, 2, 64, 0);
-    CHECK(family.plan(v, shape, h200, fake_params(shape)).config.grid_x == 3);
+    CHECK(family.plan(v, shape, h200, testing::fake_paged_params(shape)).config.grid_x == 3);
 }
 
 TEST_CASE("paged family: a variant of another next_n, block size or too much shared memory is refused") {
@@ -145,7 +137,7 @@ TEST_CASE("paged family: a variant of another next_n, block size or too much sha
     const DeviceLimits h200{.multiprocessors = 132, .max_shared_bytes_per_block = 232448};
     PagedProblemShape shape = decode_shape(8, 1, 64, 4096);
     CHECK(family.fits(v, shape).reason.find("the call's next_n, 1") != std::string::npos);
-    CHECK_THROWS_AS(family.plan(v, shape, h200, fake_params(shape)), Error);
+    CHECK_THROWS_AS(family.plan(v, shape, h200, testing::fake_paged_params(shape)), Error);
     shape = decode_shape(8, 2, 64, 4096);
     shape.block_kv = 128;
     CHECK(family.fits(v, shape).reason.find("block_kv, 128") != std::string::npos);
@@ -153,7 +145,7 @@ TEST_CASE("paged family: a variant of another next_n, block size or too much sha
     CHECK(family.fits(v, shape).ok);
     const DeviceLimits small{.multiprocessors = 78, .max_shared_bytes_per_block = 101376};
     try {
-        family.plan(v, shape, small, fake_params(shape));
+        family.plan(v, shape, small, testing::fake_paged_params(shape));
         FAIL("a plan beyond the device's shared memory was made");
     } catch (const Error& e) {
         CHECK(std::string(e.what()).find("lower lds") != std::string::npos);

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "codegen/families/sm90_paged_mqa_logits/rules.hpp"
+#include "codegen/paged_variant_support.hpp"
 #include "codegen/variant_registry.hpp"
 #include "mqajit/error.hpp"
 #include "variants/arch.hpp"

@@ -37,7 +37,7 @@ void check_rows(const std::vector<TunedRowOf<Key>>& rows, CheckReportOf<Key>& re
 
 // Why the row's variant cannot run where its key says, in the variant rules' words: for
 // mqa_logits the registry's rules on the row's arch at its heads and head_dim; for
-// paged_mqa_logits the paged wgmma rules (codegen/families/sm90_paged_mqa_logits/rules.hpp) at its heads, head_dim, next_n
+// paged_mqa_logits the decode families' rules (codegen/paged_variant_support.hpp) at its heads, head_dim, next_n
 // and block_kv. nullopt when it can, and for a baseline row (the pre-built kernel runs on every
 // arch mqajit knows). Needs no GPU.
 std::optional<std::string> unrunnable_problem(const TunedRow& row);

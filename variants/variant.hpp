@@ -4,7 +4,7 @@
 //
 //   <op><M>x<N>x<K>_bkv<B>_r<R>_w<W>[_lds<S>]
 //   op = wgmma (sm_90a), mma (sm_80+ mma.sync), mfma (gfx942/gfx950): mqa_logits (prefill);
-//        pwgmma (sm_90a, "paged wgmma"): paged_mqa_logits (decode)
+//        pwgmma (sm_90a, "paged wgmma"), pmfma (gfx942/gfx950, "paged mfma"): paged_mqa_logits (decode)
 
 #include <compare>
 #include <string>
@@ -12,7 +12,7 @@
 
 namespace mqajit {
 
-enum class MatrixOp { wgmma, mma, mfma, pwgmma };
+enum class MatrixOp { wgmma, mma, mfma, pwgmma, pmfma };
 
 std::string_view to_string(MatrixOp op);
 

@@ -48,18 +48,8 @@ PrebuiltBaseline prebuilt_paged_baseline(const Arch& arch, const PagedProblemSha
     MQAJIT_CHECK_KIND(unsupported, prebuilt_has_sm90a(),
                       "this build of mqajit has no sm_90a kernels (MQAJIT_CUDA_ARCHS lacks 90), so no pre-built "
                       "paged_mqa_logits baseline; rebuild with 90 in MQAJIT_CUDA_ARCHS or let the JIT serve");
-    MQAJIT_CHECK_KIND(unsupported, (shape.heads == 32 || shape.heads == 64) &&
-                                       (shape.head_dim == 64 || shape.head_dim == 128) && shape.next_n >= 1 &&
-                                       shape.next_n <= 4,
-                      "the pre-built paged_mqa_logits baselines take heads 32 or 64, head_dim 64 or 128 and next_n "
-                      "1 to 4; got heads {}, head_dim {}, next_n {}",
-                      shape.heads, shape.head_dim, shape.next_n);
-    MQAJIT_CHECK_KIND(unsupported, shape.block_kv == 64,
-                      "the pre-built paged_mqa_logits baselines read 64-token cache blocks; this cache has {} tokens "
-                      "per block, which needs a JIT kernel (pwgmma..._bkv{}; MQAJIT_DISABLE_JIT must be off)",
-                      shape.block_kv, shape.block_kv);
-    return {paged_baseline_variant(shape.heads, shape.next_n),
-            fmt::format("paged_mqa_logits_baseline_h{}_d{}_n{}", shape.heads, shape.head_dim, shape.next_n)};
+    std::string kernel_name = paged_baseline_kernel_name(shape, "pwgmma");  // checks the shape
+    return {paged_baseline_variant(shape.heads, shape.next_n), std::move(kernel_name)};
 }
 
 }  // namespace mqajit

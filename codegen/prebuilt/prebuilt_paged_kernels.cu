@@ -6,6 +6,8 @@
 
 #include "reference_paged_mqa_logits.cuh"
 
+MQA_REFERENCE_PAGED_MQA_LOGITS_KERNEL(paged_mqa_logits_reference)
+
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #include "sm90_paged_mqa_logits.cuh"
 

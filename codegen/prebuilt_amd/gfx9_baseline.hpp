@@ -11,3 +11,10 @@
 #define MQA_GFX9_BASELINE_ROWS 1
 #define MQA_GFX9_BASELINE_WAVES 4
 #define MQA_GFX9_BASELINE_BUFFERS 2
+
+// The AMD paged_mqa_logits (decode) baseline: pmfma32x32x<K>_bkv64_r<next_n>_w2_lds2 (K as above) for
+// every heads, head_dim and next_n 1..4, over 64-token cache blocks. Two waves share each block's
+// 2 x next_n (token, column tile) pairs; LDS is at most 48.5 KiB (next_n 4, H = 64, D = 128).
+#define MQA_GFX9_PAGED_BASELINE_BLOCK_KV 64
+#define MQA_GFX9_PAGED_BASELINE_WAVES 2
+#define MQA_GFX9_PAGED_BASELINE_BUFFERS 2

@@ -70,4 +70,15 @@ PrebuiltBaseline prebuilt_amd_baseline(const Arch& arch, int heads, int head_dim
     return {variant, kernel_name};
 }
 
+PrebuiltBaseline prebuilt_amd_paged_baseline(const Arch& arch, const PagedProblemShape& shape) {
+    (void)prebuilt_amd_code_object_for(arch);  // says why there is none
+    std::string kernel_name = paged_baseline_kernel_name(shape, "pmfma");  // checks the shape
+    const int k = arch.number == 950 ? MQA_GFX9_BASELINE_K_GFX950 : MQA_GFX9_BASELINE_K_GFX942;
+    const Variant variant = Variant::parse(fmt::format("pmfma{}x{}x{}_bkv{}_r{}_w{}_lds{}", MQA_GFX9_BASELINE_M,
+                                                       MQA_GFX9_BASELINE_M, k, MQA_GFX9_PAGED_BASELINE_BLOCK_KV,
+                                                       shape.next_n, MQA_GFX9_PAGED_BASELINE_WAVES,
+                                                       MQA_GFX9_PAGED_BASELINE_BUFFERS));
+    return {variant, std::move(kernel_name)};
+}
+
 }  // namespace mqajit

@@ -6,27 +6,14 @@
 // height loop. With clean_logits it writes -inf outside each row's clamped window, otherwise the
 // value everywhere.
 
-#if defined(__HIP__)
-#include "hip_minimal.cuh"
-// NOTES: mqa_common.cuh's helpers are plain inline functions outside nvcc; this makes them callable
-// from device code too (as gfx9_mqa_logits.cuh does).
-#pragma clang force_cuda_host_device begin
-#endif
-#include "mqa_common.cuh"
-#if defined(__HIP__)
-#pragma clang force_cuda_host_device end
-#endif
+#include "mqa_device_common.cuh"
 #include "mqa_logits_params.cuh"
 
 #if defined(__CUDACC__) || defined(__HIP_DEVICE_COMPILE__)
 
 namespace mqa_reference {
 
-#if defined(__HIP__)
-__device__ __forceinline__ float negative_infinity() { return hip_minimal::negative_infinity(); }
-#else
-__device__ __forceinline__ float negative_infinity() { return mqa::negative_infinity(); }
-#endif
+using mqa_device::negative_infinity;
 
 // Logits column `kv` of rows first_row, first_row + row_step, ...
 __device__ __forceinline__ void logits_column(const MqaLogitsParams& p, int kv, int first_row, int row_step) {

@@ -17,9 +17,10 @@ namespace mqajit {
 
 struct PagedMqaLogitsOptions {
     bool clean_logits = false;
-    void* stream = nullptr;  // a CUstream (nullptr: the legacy default stream)
+    void* stream = nullptr;  // a CUstream or hipStream_t (nullptr: the legacy default stream)
     // Empty: the decode tuning table decides. "baseline": the pre-built kernel. Otherwise a pwgmma
-    // variant name, which must fit the call (an mqajit::Error says why not).
+    // (sm_90a) or pmfma (gfx942/gfx950) variant name, which must fit the call (an mqajit::Error says
+    // why not).
     std::string variant;
     // Multiprocessors the call may use. 0: all of them; a count above the device's means all.
     int num_sms = 0;
@@ -38,7 +39,8 @@ struct PagedMqaLogitsOptions {
 // Asynchronous on `stream`, never synchronizes, allocates nothing after the first call for a
 // shape, and takes no host-side metadata: one launch, graph-capturable with any lengths.
 // Bad input raises mqajit::Error (invalid_argument) before anything is launched; a device with no
-// paged kernels (anything but sm_90a today) raises Error(unsupported).
+// paged kernels (anything but sm_90a, gfx942 and gfx950; the AMD ones have not run on hardware)
+// raises Error(unsupported).
 MQAJIT_API void paged_mqa_logits(const TensorView& q, const TensorView& kv_cache, const TensorView& weights,
                       const TensorView& context_lens, const TensorView& block_table, const TensorView& logits,
                       const PagedMqaLogitsOptions& options = {});

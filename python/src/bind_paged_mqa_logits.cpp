@@ -62,7 +62,7 @@ Tensors are (data_ptr, dtype, shape, strides) tuples of device memory: q float8_
 [B, next_n, H, D], kv_cache uint8 [num_blocks, block_kv, 1, D + 4], weights float32
 [B * next_n, H], context_lens int32 [B] or [B, next_n], block_table int32 [B, max_blocks], logits
 float32 [B * next_n, max_context_len]. `variant`: "" lets the decode tuning table decide,
-"baseline" picks the pre-built kernel, anything else names a pwgmma variant. With report=True,
+"baseline" picks the pre-built kernel, anything else names a pwgmma or pmfma variant. With report=True,
 returns {"kernel": ..., "reason": ...}. Bad input raises ValueError before anything is launched.)";
 
 }  // namespace

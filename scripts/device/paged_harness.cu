@@ -20,6 +20,8 @@
 #include "reference_paged_mqa_logits.cuh"
 #include "sm90_paged_mqa_logits.cuh"
 
+MQA_REFERENCE_PAGED_MQA_LOGITS_KERNEL(paged_mqa_logits_reference)
+
 // (heads, next_n, math warpgroups, stages, CTAs per SM); the first of each (heads, next_n) serves checks.
 #define INSTANCES(X)                                                                                          \
     X(32, 1, 2, 16, 1) X(32, 2, 2, 16, 1) X(32, 3, 2, 8, 1) X(32, 4, 2, 8, 1) X(64, 1, 2, 16, 1)              \

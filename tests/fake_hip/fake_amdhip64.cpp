@@ -3,7 +3,9 @@
 // MQAJIT_FAKE_HIP_DEVICE; code objects are "loaded" by reading their ELF header, launches are
 // recorded, memory is host memory.
 // With MQAJIT_FAKE_HIP_COMPUTE=1 every launch of an mqa_logits kernel computes the logits on the
-// CPU from its MqaLogitsParams, whatever the kernel (so a tool's checks pass and its control flow,
+// CPU from its MqaLogitsParams, and every launch of a paged_mqa_logits kernel (a decode baseline or
+// reference, or a generated pmfma/pwgmma kernel, told apart by name) from its PagedMqaLogitsParams,
+// whatever the kernel (so a tool's checks pass and its control flow,
 // output files and errors can be tested; no AMD kernel is verified by this), except kernels whose
 // name contains MQAJIT_FAKE_HIP_WRONG_KERNEL, whose logits come out 1.5x too large. Each launch
 // advances a clock by a cost that depends on the kernel's name, which events measure.
@@ -20,6 +22,7 @@
 #include "fake_hip_control.hpp"
 #include "mqa_common.cuh"
 #include "mqa_logits_params.cuh"
+#include "paged_mqa_logits_params.cuh"
 
 namespace {
 
@@ -103,6 +106,42 @@ void compute_logits(const MqaLogitsParams& p, float scale) {
             out = scale * p.kv_scales[kv] * sum;
         }
     }
+}
+
+// The logits a paged_mqa_logits kernel computes, on the CPU (MQAJIT_FAKE_HIP_COMPUTE), scaled by `scale`.
+void compute_paged_logits(const PagedMqaLogitsParams& p, float scale) {
+    for (long long row = 0; row < static_cast<long long>(p.batch) * p.next_n; ++row) {
+        const int request = static_cast<int>(row / p.next_n), token = static_cast<int>(row % p.next_n);
+        const int keys = p.context_lens_2d ? p.context_lens[request * p.context_lens_stride + token]
+                                           : p.context_lens[request] - p.next_n + token + 1;
+        const int visible = mqa::min_int(mqa::max_int(keys, 0), p.max_context_len);
+        for (int col = 0; col < p.max_context_len; ++col) {
+            float& out = p.logits[row * p.logits_stride + col];
+            if (col >= visible) {
+                if (p.clean_logits) out = -__builtin_inff();
+                continue;
+            }
+            const unsigned char* block =
+                p.kv_cache + p.block_table[request * p.block_table_stride + col / p.block_kv] * p.cache_block_bytes;
+            const int slot = col % p.block_kv;
+            float key_scale;
+            std::memcpy(&key_scale, block + p.block_kv * p.head_dim + slot * 4, 4);
+            float sum = 0;
+            for (int head = 0; head < p.heads; ++head) {
+                const unsigned char* q = p.q + request * p.q_stride_b + (token * p.heads + head) * p.head_dim;
+                float dot = 0;
+                for (int d = 0; d < p.head_dim; ++d)
+                    dot += mqa::e4m3_to_float(q[d]) * mqa::e4m3_to_float(block[slot * p.head_dim + d]);
+                sum += p.weights[row * p.weights_stride + head] * (dot > 0 ? dot : 0);
+            }
+            out = scale * key_scale * sum;
+        }
+    }
+}
+
+bool is_paged_kernel(const std::string& name) {
+    return name.starts_with("paged_mqa_logits") || name.starts_with("mqa_logits_pmfma") ||
+           name.starts_with("mqa_logits_pwgmma");
 }
 
 // What a launch of `name` costs on the fake clock: 10 to 25 us, by its name.
@@ -223,10 +262,15 @@ int hipModuleLaunchKernel(Function* function, unsigned gx, unsigned gy, unsigned
     launch.first_argument = arguments[0];
     launch.current_device = current_device;
     state().clock_ms += launch_cost_ms(function->name);
-    if (env_flag("MQAJIT_FAKE_HIP_COMPUTE") && function->name.starts_with("mqa_logits")) {
+    if (env_flag("MQAJIT_FAKE_HIP_COMPUTE")) {
         const char* wrong = std::getenv("MQAJIT_FAKE_HIP_WRONG_KERNEL");
         const bool is_wrong = wrong != nullptr && *wrong != '\0' && function->name.find(wrong) != std::string::npos;
-        compute_logits(*static_cast<const MqaLogitsParams*>(arguments[0]), is_wrong ? 1.5f : 1.0f);
+        // NOTES: generated decode kernels are named mqa_logits_<variant>_... too: the op in the name decides.
+        if (is_paged_kernel(function->name)) {
+            compute_paged_logits(*static_cast<const PagedMqaLogitsParams*>(arguments[0]), is_wrong ? 1.5f : 1.0f);
+        } else if (function->name.starts_with("mqa_logits")) {
+            compute_logits(*static_cast<const MqaLogitsParams*>(arguments[0]), is_wrong ? 1.5f : 1.0f);
+        }
     }
     return kSuccess;
 }

@@ -2,7 +2,7 @@
 // The mfma family: AMD CDNA3 (gfx942) and CDNA4 (gfx950) fp8 MFMA, compiled by clang as HIP with
 // hip_minimal.cuh (no ROCm headers). Variant mfma<M>x<N>x<K>_bkv<B>_r<R>_w<W>_lds<S>:
 //   M = N: the MFMA tile (32 or 16), K: its depth (gfx950 32x32x64 / 16x16x128 scaled f8f6f4 with
-//   identity scales and native e4m3fn; gfx942 32x32x16 / 16x16x32 with e4m3fnuz, see below).
+//   identity scales and native e4m3fn; gfx942 32x32x16 / 16x16x32 with e4m3fnuz, gfx9_mfma.cuh).
 //   B = KV columns per tile, R = query rows per wave, W = waves of 64 lanes (block rows = R x W),
 //   S = LDS buffers for the KV tile (one register stage ahead, so the prefetch depth is 2).
 //
@@ -13,26 +13,10 @@
 // mqa_common.cuh's plan_kv_work says which tiles a block computes and where it writes -inf.
 //
 // The part outside `#if defined(__HIP_DEVICE_COMPILE__)` is host code too: the generator sizes LDS
-// with gfx9_lds_bytes() and the unit tests check the e4m3fn -> e4m3fnuz conversion on the CPU.
+// with gfx9_lds_bytes(). The MFMA instructions, fp8 formats and lane layouts are gfx9_mfma.cuh's.
 
-#include "hip_minimal.cuh"
+#include "gfx9_mfma.cuh"
 #include "mqa_logits_params.cuh"
-
-#if defined(__HIP__)
-// NOTES: mqa_common.cuh's helpers are plain inline functions outside nvcc; this makes them callable
-// from device code too, without touching the shared header.
-#pragma clang force_cuda_host_device begin
-#endif
-#include "mqa_common.cuh"
-#if defined(__HIP__)
-#pragma clang force_cuda_host_device end
-#endif
-
-#if defined(__HIP_DEVICE_COMPILE__)
-#define MQA_GFX9_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define MQA_GFX9_HOST_DEVICE inline
-#endif
 
 namespace mqa_gfx9 {
 
@@ -46,51 +30,6 @@ MQA_GFX9_HOST_DEVICE constexpr int gfx9_lds_bytes(int heads, int head_dim, int b
     return q_lds_bytes(heads, head_dim, rows, waves) + buffers * block_kv * head_dim;
 }
 
-// ---- e4m3fn -> e4m3fnuz (gfx942) -----------------------------------------------------------------
-// e4m3fn: bias 7, 0x80 is -0, 0x7f/0xff are NaN. e4m3fnuz (gfx942's fp8): bias 8, 0x80 is the only
-// NaN, no -0, no infinity. The same bits therefore mean exactly half the value in fnuz, for every
-// finite fn code (subnormals included), and fnuz has no code for fn's NaNs nor a need for -0.
-// NOTES: so each byte keeps its bits, except -0 -> +0 (0x80 would read as NaN) and the NaNs -> 0x80;
-// every product of two converted operands is then a quarter of the true one, which the kernel undoes
-// by multiplying the head weights by 4 (relu commutes with a positive scale). No rounding anywhere.
-inline constexpr float kFnuzProductCorrection = 4.0f;
-
-MQA_GFX9_HOST_DEVICE constexpr unsigned e4m3fn_to_fnuz(unsigned byte) {
-    const unsigned magnitude = byte & 0x7Fu;
-    if (magnitude == 0x7Fu) return 0x80u;  // NaN stays NaN
-    if (magnitude == 0u) return 0u;        // +-0 -> +0
-    return byte & 0xFFu;
-}
-
-// The same on four bytes at once (SWAR), as the kernel converts one 32-bit word per step.
-MQA_GFX9_HOST_DEVICE constexpr unsigned e4m3fn_to_fnuz_x4(unsigned word) {
-    const unsigned magnitude = word & 0x7F7F7F7Fu;
-    // Per byte, magnitude <= 0x7f, so neither sum carries into the next byte.
-    const unsigned nonzero = (magnitude + 0x7F7F7F7Fu) & 0x80808080u;    // 0x80 where magnitude != 0
-    const unsigned nan = (magnitude + 0x01010101u) & 0x80808080u;        // 0x80 where magnitude == 0x7f
-    const unsigned keep_top = nonzero & ~nan;
-    const unsigned keep = keep_top | (keep_top - (keep_top >> 7));      // 0x80 -> 0xff per byte
-    return (word & keep) | nan;
-}
-
-// ---- MFMA shape constants (host-visible for tests) -----------------------------------------------
-
-// Bytes of A (and of B) each lane supplies per MFMA: M x K fp8 values over 64 lanes.
-MQA_GFX9_HOST_DEVICE constexpr int operand_bytes_per_lane(int m, int k) { return m * k / 64; }
-// First byte of d that lane group `group` (lane / M) supplies for MFMA step `step` (d in steps of K);
-// it supplies operand_bytes_per_lane(m, k) bytes from there, for A (Q) and B (KV) alike.
-MQA_GFX9_HOST_DEVICE constexpr int operand_first_byte(int m, int k, int step, int group) {
-    return step * k + group * operand_bytes_per_lane(m, k);
-}
-// f32 accumulators per lane: M x M over 64 lanes.
-MQA_GFX9_HOST_DEVICE constexpr int accumulators_per_lane(int m) { return m * m / 64; }
-
-// Row (head within the M tile) of accumulator `a` of lane `lane` in an MxM f32 MFMA result; the
-// column (KV within the tile) is lane % M. (CDNA3/CDNA4 ISA guides, "dependency table" layouts.)
-MQA_GFX9_HOST_DEVICE constexpr int accumulator_row(int m, int lane, int a) {
-    return m == 32 ? 8 * (a / 4) + 4 * (lane / 32) + (a % 4) : 4 * (lane / 16) + a;
-}
-
 }  // namespace mqa_gfx9
 
 #if defined(__HIP_DEVICE_COMPILE__)
@@ -98,82 +37,6 @@ MQA_GFX9_HOST_DEVICE constexpr int accumulator_row(int m, int lane, int a) {
 namespace mqa_gfx9 {
 
 using mqa::Range;
-typedef int Int32x4 __attribute__((ext_vector_type(4)));
-typedef int Int32x8 __attribute__((ext_vector_type(8)));
-typedef float Float32x4 __attribute__((ext_vector_type(4)));
-typedef float Float32x16 __attribute__((ext_vector_type(16)));
-
-// One MFMA: kM x kM results, kK deep. Operand: this lane's operand_bytes_per_lane(kM, kK) of A (or B).
-template <int kM, int kK>
-struct Mfma;
-
-#if defined(__gfx950__)
-// NOTES: format 0 is fp8 e4m3fn for both operands; scale 127 is 2^0 in E8M0, so the scaled MFMA
-// computes the plain product.
-inline constexpr int kFp8Format = 0;
-inline constexpr int kIdentityScale = 127;
-template <>
-struct Mfma<32, 64> {
-    using Operand = Int32x8;
-    using Accumulator = Float32x16;
-    static constexpr bool kFnuz = false;
-    __device__ __forceinline__ static Accumulator run(Operand a, Operand b, Accumulator c) {
-        return __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4(a, b, c, kFp8Format, kFp8Format, 0, kIdentityScale,
-                                                                0, kIdentityScale);
-    }
-};
-template <>
-struct Mfma<16, 128> {
-    using Operand = Int32x8;
-    using Accumulator = Float32x4;
-    static constexpr bool kFnuz = false;
-    __device__ __forceinline__ static Accumulator run(Operand a, Operand b, Accumulator c) {
-        return __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4(a, b, c, kFp8Format, kFp8Format, 0, kIdentityScale,
-                                                                 0, kIdentityScale);
-    }
-};
-#endif  // __gfx950__
-
-#if defined(__gfx942__)
-template <>
-struct Mfma<32, 16> {
-    using Operand = long;
-    using Accumulator = Float32x16;
-    static constexpr bool kFnuz = true;
-    __device__ __forceinline__ static Accumulator run(Operand a, Operand b, Accumulator c) {
-        return __builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8(a, b, c, 0, 0, 0);
-    }
-};
-template <>
-struct Mfma<16, 32> {
-    using Operand = long;
-    using Accumulator = Float32x4;
-    static constexpr bool kFnuz = true;
-    __device__ __forceinline__ static Accumulator run(Operand a, Operand b, Accumulator c) {
-        return __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(a, b, c, 0, 0, 0);
-    }
-};
-#endif  // __gfx942__
-
-// Loads this lane's operand for LDS row `row` (D bytes, swizzled), K step `step`, lane group `group`.
-// NOTES: A and B of these MFMAs share one lane layout (lane = row + M * k-group, bytes in k order),
-// so giving both the same bytes of d for the same (group, slot) pairs every Q byte with the KV byte
-// of the same d: the dot product is right whatever order the hardware sums the K slots in.
-template <typename Operand, int kM, int kK, int kHeadDim>
-__device__ __forceinline__ Operand load_operand(const unsigned char* lds, int row, int step, int group) {
-    constexpr int kBytes = operand_bytes_per_lane(kM, kK);
-    const int byte = operand_first_byte(kM, kK, step, group);
-    if constexpr (kBytes == 32) {
-        const Int32x4 low =
-            *reinterpret_cast<const Int32x4*>(lds + mqa::swizzled_offset(row, byte / 16, kHeadDim));
-        const Int32x4 high =
-            *reinterpret_cast<const Int32x4*>(lds + mqa::swizzled_offset(row, byte / 16 + 1, kHeadDim));
-        return Operand{low.x, low.y, low.z, low.w, high.x, high.y, high.z, high.w};
-    } else {
-        static_assert(kBytes == 8, "fp8 MFMA operands are 8 or 32 bytes per lane");
-        return *reinterpret_cast<const long*>(lds + mqa::swizzled_offset(row, byte / 16, kHeadDim) + byte % 16);
-    }
-}
 
 template <int kHeads, int kHeadDim, int kM, int kK, int kBlockKv, int kRows, int kWaves, int kBuffers>
 struct MfmaKernel {
@@ -199,18 +62,6 @@ struct MfmaKernel {
     static_assert(kHeadDim % kK == 0 && kHeadDim % 16 == 0, "head_dim must be a multiple of the MFMA depth");
     static_assert(kBlockKv % kM == 0, "bkv must be a multiple of the MFMA tile");
     static_assert(kBlockKv * kChunksPerRow % kThreads == 0, "every thread copies the same number of KV chunks");
-    static_assert(kBuffers >= 2, "the register stage needs a second LDS buffer to write into");
-
-    __device__ static Int32x4 convert(Int32x4 chunk) {
-        if constexpr (Op::kFnuz) {
-            return Int32x4{static_cast<int>(e4m3fn_to_fnuz_x4(static_cast<unsigned>(chunk.x))),
-                           static_cast<int>(e4m3fn_to_fnuz_x4(static_cast<unsigned>(chunk.y))),
-                           static_cast<int>(e4m3fn_to_fnuz_x4(static_cast<unsigned>(chunk.z))),
-                           static_cast<int>(e4m3fn_to_fnuz_x4(static_cast<unsigned>(chunk.w)))};
-        } else {
-            return chunk;
-        }
-    }
 
     // The block's Q rows into LDS (zeros past S), converted for the MFMA's fp8 format.
     __device__ static void load_q(const MqaLogitsParams& p, unsigned char* q_lds, int first_row) {
@@ -222,7 +73,7 @@ struct MfmaKernel {
             if (row < p.seq_len) {
                 value = *reinterpret_cast<const Int32x4*>(p.q + row * p.q_stride_s + (n % kHeads) * kHeadDim + chunk * 16);
             }
-            *reinterpret_cast<Int32x4*>(q_lds + mqa::swizzled_offset(n, chunk, kHeadDim)) = convert(value);
+            *reinterpret_cast<Int32x4*>(q_lds + mqa::swizzled_offset(n, chunk, kHeadDim)) = to_mfma_format<Op>(value);
         }
     }
 
@@ -243,7 +94,7 @@ struct MfmaKernel {
         for (int i = 0; i < kKvChunksPerThread; ++i) {
             const int c = hip_minimal::thread_x() + i * kThreads;
             *reinterpret_cast<Int32x4*>(buffer + mqa::swizzled_offset(c / kChunksPerRow, c % kChunksPerRow, kHeadDim)) =
-                convert(staged[i]);
+                to_mfma_format<Op>(staged[i]);
         }
     }
 
@@ -329,15 +180,11 @@ struct MfmaKernel {
         const int num_tiles = work.computed_tiles.end - work.computed_tiles.begin;
 
         Int32x4 staged[kKvChunksPerThread];
+        const auto fetch = [&](int tile) { fetch_kv(p, staged, first_tile + tile); };
+        const auto store = [&](int buffer) { store_kv(staged, kv_lds + buffer * kKvBufferBytes); };
         if (num_tiles > 0) {
             load_q(p, q_lds, first_row);
-            #pragma unroll
-            for (int b = 0; b + 1 < kBuffers; ++b) {
-                if (b < num_tiles) {
-                    fetch_kv(p, staged, first_tile + b);
-                    store_kv(staged, kv_lds + b * kKvBufferBytes);
-                }
-            }
+            StagedRing<kBuffers>::prime(num_tiles, fetch, store);
         }
         if (p.clean_logits) {
             for (int r = 0; r < kBlockRows && first_row + r < p.seq_len; ++r) {
@@ -350,17 +197,9 @@ struct MfmaKernel {
         }
         if (num_tiles == 0) return;  // uniform across the block
 
-        #pragma unroll 1
-        for (int t = 0; t < num_tiles; ++t) {
-            const int ahead = t + kBuffers - 1;
-            // NOTES: the global loads of tile t+S-1 are in flight while tile t is multiplied; they
-            // land in buffer (t-1) % S, which every wave finished with before the barrier below.
-            if (ahead < num_tiles) fetch_kv(p, staged, first_tile + ahead);
-            hip_minimal::sync_threads();
-            compute_tile(p, q_lds, kv_lds + (t % kBuffers) * kKvBufferBytes, first_row, wave, lane,
-                         first_tile + t);
-            if (ahead < num_tiles) store_kv(staged, kv_lds + (ahead % kBuffers) * kKvBufferBytes);
-        }
+        StagedRing<kBuffers>::run(num_tiles, fetch, store, [&](int tile, int buffer) {
+            compute_tile(p, q_lds, kv_lds + buffer * kKvBufferBytes, first_row, wave, lane, first_tile + tile);
+        });
     }
 };
 

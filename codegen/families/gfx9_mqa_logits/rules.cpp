@@ -13,10 +13,6 @@
 namespace mqajit::variant_rules {
 namespace {
 
-struct MfmaShape {
-    int m, n, k;
-};
-
 struct MfmaTarget {
     std::string_view arch;
     int number;
@@ -42,11 +38,6 @@ const MfmaTarget* find_target(const Arch& arch) {
     if (arch.vendor != Vendor::amd) return nullptr;
     const auto found = std::ranges::find(kTargets, arch.number, &MfmaTarget::number);
     return found == kTargets.end() ? nullptr : &*found;
-}
-
-std::string shape_list(const MfmaTarget& target) {
-    return fmt::format("mfma{}x{}x{} or mfma{}x{}x{}", target.shapes[0].m, target.shapes[0].n, target.shapes[0].k,
-                       target.shapes[1].m, target.shapes[1].n, target.shapes[1].k);
 }
 
 class MfmaRules final : public FamilyRules {
@@ -85,7 +76,7 @@ public:
             target->shapes, [&](const MfmaShape& s) { return s.m == v.m && s.n == v.n && s.k == v.k; });
         if (!known_shape) {
             return unsupported("mfma{}x{}x{} is not an fp8 MFMA of {}; it runs {}", v.m, v.n, v.k, target->arch,
-                               shape_list(*target));
+                               gfx9_mfma_shape_list(arch, "mfma"));
         }
         if (!contains(kKvColumns, v.bkv)) return unsupported("bkv (KV columns per tile) must be {}; got {}", join(kKvColumns), v.bkv);
         if (!contains(kRowsPerWave, v.rows)) return unsupported("r (query rows per wave) must be {}; got {}", join(kRowsPerWave), v.rows);
@@ -120,6 +111,18 @@ namespace mqajit {
 const FamilyRules& gfx9_mqa_logits_rules() {
     static const variant_rules::MfmaRules rules;
     return rules;
+}
+
+std::span<const MfmaShape> gfx9_mfma_shapes(const Arch& arch) {
+    const variant_rules::MfmaTarget* target = variant_rules::find_target(arch);
+    if (target == nullptr) return {};
+    return target->shapes;
+}
+
+std::string gfx9_mfma_shape_list(const Arch& arch, std::string_view op) {
+    std::vector<std::string> names;
+    for (const MfmaShape& s : gfx9_mfma_shapes(arch)) names.push_back(fmt::format("{}{}x{}x{}", op, s.m, s.n, s.k));
+    return fmt::format("{}", fmt::join(names, " or "));
 }
 
 std::size_t gfx9_max_lds_bytes(const Arch& arch) {

@@ -84,16 +84,7 @@ public:
         return static_cast<std::size_t>(paged_shared_bytes(v, heads, head_dim));
     }
 
-    Support fits(const Variant& v, const PagedProblemShape& shape) const override {
-        if (v.rows != shape.next_n) {
-            return {false, fmt::format("r={} must equal the call's next_n, {}", v.rows, shape.next_n)};
-        }
-        if (v.bkv != shape.block_kv) {
-            return {false, fmt::format("bkv={} must equal the cache's block_kv, {} (one cache block per stage)", v.bkv,
-                                       shape.block_kv)};
-        }
-        return {true, {}};
-    }
+    Support fits(const Variant& v, const PagedProblemShape& shape) const override { return fits_paged_call(v, shape); }
 
     LaunchPlan plan(const Variant& v, const PagedProblemShape& shape, const DeviceLimits& device,
                     const PagedMqaLogitsParams& params) const override {

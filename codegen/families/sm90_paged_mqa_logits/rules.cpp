@@ -10,7 +10,6 @@
 #include <cstdint>
 
 #include "codegen/families/sm90_paged_mqa_logits/family.hpp"
-#include "codegen/families/sm90_paged_mqa_logits/rules.hpp"
 
 namespace mqajit::variant_rules {
 namespace {
@@ -111,14 +110,6 @@ int paged_registers_needed(const Variant& v) { return v.bkv / 64 * v.n / 2 + v.n
 Variant paged_baseline_variant(int heads, int next_n) {
     return Variant{.op = MatrixOp::pwgmma, .m = 64, .n = next_n * heads, .k = 32, .bkv = 64, .rows = next_n,
                    .warps = 2, .stages = 8};
-}
-
-Support paged_variant_support(const Arch& arch, const PagedProblem& problem, const Variant& v) {
-    if (Support rules = sm90_paged_mqa_logits_rules().check(arch, problem.heads, problem.head_dim, v); !rules)
-        return rules;
-    const PagedProblemShape shape{.next_n = problem.next_n, .heads = problem.heads, .head_dim = problem.head_dim,
-                                  .block_kv = problem.block_kv};
-    return sm90_paged_mqa_logits_family().fits(v, shape);
 }
 
 const FamilyRules& sm90_paged_mqa_logits_rules() {

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "codegen/families/sm90_paged_mqa_logits/rules.hpp"
+#include "codegen/paged_variant_support.hpp"
 #include "runtime/backend.hpp"
 #include "tests/error_kind.hpp"
 #include "tests/support.hpp"

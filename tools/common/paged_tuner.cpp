@@ -8,7 +8,7 @@
 #include <memory>
 #include <optional>
 
-#include "codegen/families/sm90_paged_mqa_logits/rules.hpp"
+#include "codegen/paged_variant_support.hpp"
 #include "codegen/variant_registry.hpp"
 #include "core/check.hpp"
 

@@ -4,7 +4,7 @@
 # per call, e.g. `build aot test`, then `tune`, then `tune bench`):
 #   build   scripts/gpu_session.sh build (cmake + ninja with the carried packages)
 #   aot     every registered paged variant compiled into the kernel cache, 16 at a time (the
-#           tuner and bench would otherwise compile them one by one)
+#           tuner and bench would otherwise compile them one by one; fails on a spill)
 #   test    ctest -L gpu -R paged (the decode GPU tests), then the stand-alone paged harness
 #   tune    mqajit tune --op paged_mqa_logits on the GLM-5 then the DeepSeek-V3.2 decode shapes,
 #           for at most TUNE_BUDGET_S seconds (default 420); rows land in build/decode-tune/ as
@@ -39,12 +39,10 @@ for step in "${steps[@]}"; do
     build)
       bash scripts/gpu_session.sh build || exit 1 ;;
     aot)
-      # NOTES: one `mqajit aot` per variant, 16 at once; the disk cache takes concurrent writers.
-      "$mqajit" variants --op paged_mqa_logits --arch sm_90a --json > "$out/decode_variants.json" 2> "$out/decode_aot.log"
-      python3 -c 'import json,sys; [print(v["variant"]) for v in json.load(open(sys.argv[1]))]' "$out/decode_variants.json" |
-        xargs -P 16 -I{} "$mqajit" aot --arch sm_90a --variants {} --heads 32 64 >> "$out/decode_aot.log" 2>&1
-      echo "aot: $(grep -c -E ' (built|cached)$' "$out/decode_aot.log") kernel(s) ok," \
-           "$(grep -c -E 'SPILL|SERIALIZED|FAILED' "$out/decode_aot.log") problem line(s)" ;;
+      names=$("$mqajit" variants --op paged_mqa_logits --arch sm_90a --json |
+              python3 -c 'import json,sys; print(" ".join(v["variant"] for v in json.load(sys.stdin)))')
+      "$mqajit" aot --arch sm_90a --variants $names --heads 32 64 -j 16 > "$out/decode_aot.log" 2>&1
+      echo "aot exit $? ($(echo $names | wc -w) paged variants)"; tail -2 "$out/decode_aot.log" ;;
     test)
       ctest --test-dir build --output-on-failure -L gpu -R paged --timeout 600 > "$out/decode_gpu_tests.log" 2>&1
       echo "paged GPU tests exit $?"; grep -E "tests passed|tests failed|\*\*\*Failed|Skipped|Not Run" "$out/decode_gpu_tests.log" | head -20

@@ -77,14 +77,14 @@ struct TimedKernel {
     std::string name;  // as the call requests it ("": the tuned choice)
     bool baseline_slot = false;  // the baseline's timing in the line
 };
-struct ModePlan {
+struct PagedModePlan {
     tools::PagedBenchResult result;
     std::vector<TimedKernel> timed;
     bool compare_candidates = false;
 };
 
-ModePlan plan_mode(const BenchOptions& o, Device& device, const tools::PagedBenchShape& s) {
-    ModePlan plan;
+PagedModePlan plan_paged_mode(const BenchOptions& o, Device& device, const tools::PagedBenchShape& s) {
+    PagedModePlan plan;
     plan.result = tools::PagedBenchResult{.shape = s, .arch = Arch::parse(device.arch()).name,
                                           .cu_num = device.multiprocessor_count(), .checked = o.check};
     std::vector<std::string> candidates = listed_variants(o.variant);
@@ -111,7 +111,7 @@ ModePlan plan_mode(const BenchOptions& o, Device& device, const tools::PagedBenc
 
 // --check: each planned kernel of a mode verified on one fresh problem; those that fail leave the
 // plan (never timed) and say why in the line.
-void check_plan(ModePlan& plan, Device& device, int& failures) {
+void check_paged_plan(PagedModePlan& plan, Device& device, int& failures) {
     tools::PagedKernelCheck check(device, plan.result.shape, tools::fresh_paged_seed());
     std::map<std::string, tools::CandidateResult> outcomes;
     std::vector<TimedKernel> passed;
@@ -131,12 +131,12 @@ void check_plan(ModePlan& plan, Device& device, int& failures) {
 }
 
 // Times every mode's surviving kernels at one context, run by run in turn, on one fresh problem.
-std::vector<tools::PagedBenchResult> bench_context(const BenchOptions& o, Device& device, tools::DeviceTimer& timer,
-                                                   const std::vector<ModePlan>& plans, int context) {
+std::vector<tools::PagedBenchResult> bench_paged_context(const BenchOptions& o, Device& device, tools::DeviceTimer& timer,
+                                                   const std::vector<PagedModePlan>& plans, int context) {
     const tools::PagedBenchShape& s = plans.front().result.shape;
     tools::DevicePagedProblem problem(device, make_paged_problem(tools::paged_timing_spec(s, context, tools::fresh_paged_seed())));
     std::vector<tools::DeviceTimer::Launch> launches;
-    for (const ModePlan& plan : plans) {
+    for (const PagedModePlan& plan : plans) {
         const bool clean = tools::clean_logits_of(plan.result.shape);
         for (const TimedKernel& timed : plan.timed) {
             launches.push_back([&problem, clean, name = timed.name](void* stream) {
@@ -149,7 +149,7 @@ std::vector<tools::PagedBenchResult> bench_context(const BenchOptions& o, Device
                          : timer.time_interleaved(launches, {.warmup_runs = o.warmup, .timed_runs = o.runs});
     std::vector<tools::PagedBenchResult> results;
     std::size_t next = 0;
-    for (const ModePlan& plan : plans) {
+    for (const PagedModePlan& plan : plans) {
         tools::PagedBenchResult r = plan.result;
         r.context = context;
         r.floor_bytes = tools::paged_floor_bytes(problem.host(), tools::clean_logits_of(r.shape));
@@ -194,13 +194,13 @@ int run_paged_bench(const BenchOptions& o) {
         fmt::print("{}\n", tools::paged_bench_table_header());
     }
     for (const std::vector<tools::PagedBenchShape>& modes : tools::group_modes_of_a_shape(shapes)) {
-        std::vector<ModePlan> plans;
+        std::vector<PagedModePlan> plans;
         for (const tools::PagedBenchShape& mode : modes) {
-            plans.push_back(plan_mode(o, device, mode));
-            if (o.check) check_plan(plans.back(), device, failures);
+            plans.push_back(plan_paged_mode(o, device, mode));
+            if (o.check) check_paged_plan(plans.back(), device, failures);
         }
         for (int context : modes.front().contexts) {
-            for (const tools::PagedBenchResult& result : bench_context(o, device, timer, plans, context)) {
+            for (const tools::PagedBenchResult& result : bench_paged_context(o, device, timer, plans, context)) {
                 rows.push_back(tools::paged_bench_json_row(result));
                 if (!o.json) fmt::print("{}\n", tools::paged_bench_table_line(result));
             }

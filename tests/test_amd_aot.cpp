@@ -118,7 +118,7 @@ void check_aot_builds_paged_variants_at_head_dim_64(const std::string& arch_name
     INFO(output.substr(0, 4000));
     REQUIRE(exit_code == 0);
     std::set<std::string> built;
-    for (const auto& row : nlohmann::json::parse(output.substr(output.find('[')))) {
+    for (const auto& row : nlohmann::json::parse(output.substr(output.find("[\n")))) {
         const std::string name = row.at("variant").get<std::string>() + "_h" + std::to_string(row.at("heads").get<int>());
         CAPTURE(name);
         CHECK(row.at("status") == "built");

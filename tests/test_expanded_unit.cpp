@@ -34,7 +34,7 @@ void check_expands_and_compiles_alone(const std::string& variant_name, const std
     CAPTURE(variant_name);
     const Arch arch = Arch::parse(arch_name);
     const Variant variant = Variant::parse(variant_name);
-    const GeneratedKernel kernel = family_for(variant).generate(variant, 32, 128, arch);
+    const GeneratedKernel kernel = kernel_family_for(variant).generate(variant, 32, 128, arch);
     const std::string expanded = expanded_unit(kernel);
 
     CHECK(count(expanded, "#include \"") == 0);
@@ -80,6 +80,10 @@ TEST_CASE("codegen --expand: an sm_80 mma kernel's unit compiles alone to the sa
 
 TEST_CASE("codegen --expand: a gfx950 mfma kernel's unit compiles alone to the same kernel") {
     check_expands_and_compiles_alone("mfma32x32x64_bkv64_r1_w1_lds2", "gfx950");
+}
+
+TEST_CASE("codegen --expand: a gfx942 pmfma (decode) kernel's unit compiles alone to the same kernel") {
+    check_expands_and_compiles_alone("pmfma16x16x32_bkv64_r2_w4_lds2", "gfx942");
 }
 
 TEST_CASE("codegen --expand: a second include of a template adds nothing, an unknown include stays") {

@@ -53,10 +53,10 @@ const tools::PagedBenchShape kShape{.batch = 32, .next_n = 2, .heads = 64, .head
 
 // Fake checks and timings: `times` gives each kernel's full median, its probe median x `probe`.
 struct FakeSearch {
-    std::map<std::string, double> times;
-    std::set<std::string> failing;
+    std::map<std::string, double> times{};
+    std::set<std::string> failing{};
     double probe = 1.0;
-    std::map<std::string, int> timed_runs;  // runs asked of each kernel, all timings together
+    std::map<std::string, int> timed_runs{};  // runs asked of each kernel, all timings together
 
     tools::CandidateSearch search() {
         return {.label = "fake shape",

@@ -17,9 +17,9 @@ inline constexpr std::string_view kBackendBaseline = "baseline";
 
 template <class Key>
 struct TunedRowOf {
-    Key key;
-    std::string backend;  // "jit" or "baseline"
-    std::string variant;  // a variant name for "jit"; "baseline" for "baseline"
+    Key key{};
+    std::string backend{};  // "jit" or "baseline"
+    std::string variant{};  // a variant name for "jit"; "baseline" for "baseline"
     double us = 0.0;      // the chosen kernel's time
     std::optional<double> baseline_us{};  // the baseline kernel's time at the same shape, if measured
     std::string runner_up{};  // the second-best variant, if the tuner recorded one

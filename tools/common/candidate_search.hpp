@@ -29,17 +29,17 @@ struct TuneSettings {
     int timed_runs = 50;
     int warmup_runs = 5;
     double prune_factor = kDefaultPruneFactor;  // 0: no probe, every verified candidate fully timed
-    std::string compiler_version;  // "nvrtc 13.0"
-    std::string driver_version;    // "13.0"
+    std::string compiler_version{};  // "nvrtc 13.0"
+    std::string driver_version{};    // "13.0"
     const std::atomic<bool>* interrupted = nullptr;  // checked between candidates
     TuneWatchdog* watchdog = nullptr;  // told of every candidate's check, probe and timing
-    std::vector<std::string> excluded;  // candidates left out (--exclude)
+    std::vector<std::string> excluded{};  // candidates left out (--exclude)
 };
 
 struct CandidateResult {
-    std::string kernel;      // "baseline" or a variant name
+    std::string kernel{};      // "baseline" or a variant name
     bool verified = false;
-    std::string problem;     // why it was rejected (check summary or error)
+    std::string problem{};  // why it was rejected (check summary or error)
     bool pruned = false;     // verified, but its probe was too slow to time it fully
     double median_us = 0;    // best median over all timings (the probe's for a pruned candidate)
     int runs = 0;            // timed runs behind each median (kProbeRuns for a pruned candidate)

@@ -16,18 +16,18 @@
 namespace mqajit::tools {
 
 struct PagedBenchResult {
-    PagedBenchShape shape;  // its clean_logits set: the mode it ran in
+    PagedBenchShape shape{};  // its clean_logits set: the mode it ran in
     int context = 0;        // the average context of this line
-    std::string arch;
+    std::string arch{};
     int cu_num = 0;
-    std::string kernel;     // the tuned choice, the requested kernel, or the fastest candidate
-    std::string reason;
-    std::map<std::string, double> variants_us;  // every candidate's median, when candidates were compared
-    std::optional<Timing> chosen;    // nullopt: not timed (its check failed)
-    std::optional<Timing> baseline;  // the baseline's in the same measurement; nullopt: not timed
+    std::string kernel{};     // the tuned choice, the requested kernel, or the fastest candidate
+    std::string reason{};
+    std::map<std::string, double> variants_us{};  // every candidate's median, when candidates were compared
+    std::optional<Timing> chosen{};  // nullopt: not timed (its check failed)
+    std::optional<Timing> baseline{};  // the baseline's in the same measurement; nullopt: not timed
     std::int64_t floor_bytes = 0;    // paged_floor_bytes of the timed problem
     bool checked = false;
-    std::string verdict;    // " CHECK FAILED ..." for each failed check; empty when none failed
+    std::string verdict{};    // " CHECK FAILED ..." for each failed check; empty when none failed
 };
 
 std::string paged_bench_table_header();

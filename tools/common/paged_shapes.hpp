@@ -21,10 +21,10 @@ struct PagedBenchShape {
     int head_dim = 128;
     int block_kv = 64;
     // Average contexts (each request's uniform in 0.7-1.3x, as make_paged_problem spreads them).
-    std::vector<int> contexts;
-    std::string arch;  // from a "gfx" column when the file has one
+    std::vector<int> contexts{};
+    std::string arch{};  // from a "gfx" column when the file has one
     int cu_num = 0;    // from a "cu_num" column when the file has one
-    std::optional<int> clean_logits;  // nullopt: not said (in_modes decides)
+    std::optional<int> clean_logits{};  // nullopt: not said (in_modes decides)
 };
 
 // Whether two shapes differ at most in their mode (group_modes_of_a_shape in shapes.hpp).

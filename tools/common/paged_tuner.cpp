@@ -89,7 +89,7 @@ std::uint64_t fresh_paged_seed() {
 }
 
 Support paged_kernel_support(const Arch& arch, const PagedBenchShape& shape, const std::string& kernel) {
-    if (kernel == "baseline") return Support{.ok = true};
+    if (kernel == "baseline") return Support{.ok = true, .reason = {}};
     return paged_variant_support(arch, {.heads = shape.heads, .head_dim = shape.head_dim, .next_n = shape.next_n,
                                         .block_kv = shape.block_kv},
                                  Variant::parse(kernel));

@@ -70,12 +70,12 @@ std::uint64_t fresh_paged_seed();
 
 struct PagedShapeResult {
     bool complete = false;   // false when interrupted before the shape finished
-    PagedShapeKey key;       // also when not complete
-    PagedTunedRow row;       // us: the winner's geometric mean over `contexts`
-    std::vector<int> contexts;
-    std::vector<std::int64_t> floor_bytes;  // per context, of the timed problem
-    std::vector<CandidateResult> candidates;
-    std::map<std::string, std::vector<double>> context_us;  // per candidate timed, its medians per context
+    PagedShapeKey key{};       // also when not complete
+    PagedTunedRow row{};       // us: the winner's geometric mean over `contexts`
+    std::vector<int> contexts{};
+    std::vector<std::int64_t> floor_bytes{};  // per context, of the timed problem
+    std::vector<CandidateResult> candidates{};
+    std::map<std::string, std::vector<double>> context_us{};  // per candidate timed, its medians per context
 };
 
 PagedShapeResult tune_paged_shape(Device& device, const PagedBenchShape& shape, const TuneSettings& settings,

@@ -2,9 +2,10 @@
 // untuned decode files, flags), candidates, the candidate search both tuners share (on fake checks
 // and timings), the tuned CSV rows round-tripping through `db import` and `db check`, the JSON
 // rows, the bytes floor, and the CLI's refusals.
-// NOTES: the decode tuner itself cannot run on the fake ROCm runtime the prefill tools use
-// (tests/test_amd_tools_fake.cpp): paged_mqa_logits has no AMD baseline or reference kernel, so
-// the HIP backend refuses the op; the search and the rows it writes are tested here instead.
+// NOTES: the decode tuner itself is not run on the fake ROCm runtime the prefill tools use
+// (tests/test_amd_tools_fake.cpp) yet; the AMD decode baseline and reference exist now and the fake
+// computes decode launches (tests/test_hip_paged_dispatch_fake.cpp), so it could be. The search and
+// the rows it writes are tested here instead.
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -174,13 +175,15 @@ TEST_CASE("paged tools: the candidates are the baseline and every registered pag
     const auto kept = tools::paged_tuning_candidates("sm_90a", kShape, {"baseline", all[1]});
     CHECK(kept.size() == all.size() - 2);
     CHECK(std::find(kept.begin(), kept.end(), all[1]) == kept.end());
-    // No paged kernels on AMD yet: only the baseline's name (which the HIP backend then refuses).
-    CHECK(tools::paged_tuning_candidates("gfx950", kShape) == std::vector<std::string>{"baseline"});
+    // On AMD the pmfma variants that fit (never run on AMD hardware yet).
+    CHECK(tools::paged_tuning_candidates("gfx950", kShape) ==
+          std::vector<std::string>{"baseline", "pmfma32x32x64_bkv64_r2_w2_lds2", "pmfma32x32x64_bkv64_r2_w2_lds3",
+                                   "pmfma16x16x128_bkv64_r2_w4_lds2"});
 
     CHECK(tools::paged_kernel_support(sm90a, kShape, "baseline").ok);
     const Support prefill = tools::paged_kernel_support(sm90a, kShape, "wgmma64x128x32_bkv128_r4_w2_lds4");
     CHECK_FALSE(prefill.ok);
-    CHECK(contains(prefill.reason, "runs pwgmma variants"));
+    CHECK(contains(prefill.reason, "runs pwgmma or pmfma variants"));
     const Support other_next_n = tools::paged_kernel_support(sm90a, kShape, "pwgmma64x64x32_bkv64_r1_w2_lds8");
     CHECK_FALSE(other_next_n.ok);
     CHECK(error_kind_of([&] { (void)tools::paged_kernel_support(sm90a, kShape, "pwgmma_oops"); }) ==

@@ -1,11 +1,11 @@
 #pragma once
 // The paged_mqa_logits (decode) tuner's steps for one shape on the live GPU: its candidates (the
-// baseline and every registered pwgmma variant that fits), each verified against the reference
-// kernel on a fresh problem of the shape's batch, then timed at each of the shape's contexts on a
-// full-size problem (L2 flushed, median), through the search of candidate_search.hpp. A
-// candidate's time is the geometric mean of its medians over the contexts: the decode table has
-// no context column, so a row must serve short and long contexts alike, and a geometric mean
-// weighs a 10% loss at 4k as much as one at 128k.
+// baseline and every registered decode variant that fits: pwgmma, or pmfma on AMD), each verified
+// against the reference kernel on a fresh problem of the shape's batch, then timed at each of the
+// shape's contexts on a full-size problem (L2 flushed, median), through the search of
+// candidate_search.hpp. A candidate's time is the geometric mean of its medians over the contexts:
+// the decode table has no context column, so a row must serve short and long contexts alike, and a
+// geometric mean weighs a 10% loss at 4k as much as one at 128k.
 
 #include <cstdint>
 #include <functional>

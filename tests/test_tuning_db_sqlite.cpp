@@ -194,7 +194,9 @@ TEST_CASE("tuning user db: a file found damaged after a write keeps this process
     CHECK(row->key == written.key);
     CHECK(row->variant == written.variant);
     CHECK(db.user_db_in_memory());
-    CHECK(capture.warnings() == 1);
+    // NOTES: the seed is a schema-2 file: opening it migrates it to 3 (one warning) before the damage shows.
+    CHECK(capture.count("from schema version 2 to 3") == 1);
+    CHECK(capture.warnings() == 2);
     CHECK(capture.text().find("is damaged or not an SQLite database") != std::string::npos);
 }
 

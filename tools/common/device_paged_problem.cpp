@@ -1,20 +1,10 @@
 #include "tools/common/device_paged_problem.hpp"
 
 #include "core/check.hpp"
+#include "tools/common/device_buffers.hpp"
 #include "tools/common/problem.hpp"
 
 namespace mqajit::tools {
-namespace {
-
-template <typename T>
-std::unique_ptr<DeviceBuffer> upload(Device& device, const std::vector<T>& values) {
-    auto buffer = device.allocate(values.size() * sizeof(T));
-    device.copy_to_device(buffer->data(), values.data(), values.size() * sizeof(T));
-    return buffer;
-}
-
-}  // namespace
-
 DevicePagedProblem::DevicePagedProblem(Device& device, const HostPagedProblem& problem)
     : device_(device), host_(problem) {
     q_ = upload(device, problem.q);
@@ -44,15 +34,9 @@ DevicePagedProblem::Views DevicePagedProblem::views() const {
     };
 }
 
-void DevicePagedProblem::poison_logits(void* stream) {
-    device_.fill_u32(logits_->data(), kPoisonBits, logits_->size() / sizeof(float), stream);
-}
+void DevicePagedProblem::poison_logits(void* stream) { fill_floats(device_, *logits_, kPoisonBits, stream); }
 
-std::vector<float> DevicePagedProblem::download_logits() const {
-    std::vector<float> out(logits_->size() / sizeof(float));
-    device_.copy_to_host(out.data(), logits_->data(), logits_->size());
-    return out;
-}
+std::vector<float> DevicePagedProblem::download_logits() const { return download_floats(device_, *logits_); }
 
 void DevicePagedProblem::run(const PagedMqaLogitsOptions& options) const {
     const Views v = views();

@@ -5,19 +5,9 @@
 #include <cstring>
 
 #include "core/check.hpp"
+#include "tools/common/device_buffers.hpp"
 
 namespace mqajit::tools {
-namespace {
-
-template <typename T>
-std::unique_ptr<DeviceBuffer> upload(Device& device, const std::vector<T>& values) {
-    auto buffer = device.allocate(values.size() * sizeof(T));
-    device.copy_to_device(buffer->data(), values.data(), values.size() * sizeof(T));
-    return buffer;
-}
-
-}  // namespace
-
 DeviceProblem::DeviceProblem(Device& device, const HostProblem& problem) : device_(device), host_(problem) {
     q_ = upload(device, problem.q);
     kv_ = upload(device, problem.kv);
@@ -43,15 +33,9 @@ DeviceProblem::Views DeviceProblem::views() const {
     };
 }
 
-void DeviceProblem::poison_logits(void* stream) {
-    device_.fill_u32(logits_->data(), kPoisonBits, logits_->size() / sizeof(float), stream);
-}
+void DeviceProblem::poison_logits(void* stream) { fill_floats(device_, *logits_, kPoisonBits, stream); }
 
-std::vector<float> DeviceProblem::download_logits() const {
-    std::vector<float> out(logits_->size() / sizeof(float));
-    device_.copy_to_host(out.data(), logits_->data(), logits_->size());
-    return out;
-}
+std::vector<float> DeviceProblem::download_logits() const { return download_floats(device_, *logits_); }
 
 void DeviceProblem::run(const MqaLogitsOptions& options) const {
     const Views v = views();

@@ -12,6 +12,7 @@ out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
 deps=/tmp/mqajit-deps
 export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+export PATH=$deps/usr/bin:$PATH  # patchelf for the wheel, from the carried Debian packages
 export MQAJIT_CACHE_DIR=/tmp/mqajit-adopt-cache
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(install wheel aot tune)

@@ -105,6 +105,10 @@ class Decode:
         return mqajit.paged_mqa_logits(self.q, self.kv_cache, self.weights, self.context_lens, self.block_table,
                                        self.max_context_len, clean_logits=False)
 
+    def mqajit_baseline(self):
+        return mqajit.paged_mqa_logits(self.q, self.kv_cache, self.weights, self.context_lens, self.block_table,
+                                       self.max_context_len, clean_logits=False, variant="baseline")
+
     def metadata(self):
         return deep_gemm.get_paged_mqa_logits_metadata(self.context_lens, BLOCK_KV, deep_gemm.get_num_sms())
 
@@ -118,7 +122,7 @@ class Decode:
         return torch.arange(width, device="cuda")[None, :] < self.context_lens.reshape(-1, 1)
 
 
-def run_row(problem, with_deep_gemm, rounds, with_metadata):
+def run_row(problem, with_deep_gemm, rounds, with_metadata, with_baseline=False):
     row = {"floor_us": problem.floor_us}
     ours = problem.mqajit()
     if with_deep_gemm:
@@ -128,9 +132,11 @@ def run_row(problem, with_deep_gemm, rounds, with_metadata):
         row["calc_diff"] = calc_diff(ours[:, :width][inside], theirs[:, :width][inside])
         del theirs
     del ours
-    times = {"mqajit": [], "deep_gemm": [], "metadata": []}
+    times = {"mqajit": [], "mqajit_baseline": [], "deep_gemm": [], "metadata": []}
     for _ in range(rounds):
         timed(problem.mqajit, times["mqajit"])
+        if with_baseline:
+            timed(problem.mqajit_baseline, times["mqajit_baseline"])
         if with_deep_gemm:
             timed(problem.deep_gemm, times["deep_gemm"])
             if with_metadata:
@@ -149,6 +155,8 @@ def main():
     parser.add_argument("--max-next-n", type=int, default=4)
     parser.add_argument("--heads", type=int, nargs="*", default=(32, 64))
     parser.add_argument("--json", help="write the rows here as well")
+    parser.add_argument("--with-baseline", action="store_true",
+                        help="decode: also time mqajit's pre-built baseline kernel (variant='baseline')")
     args = parser.parse_args()
     if deep_gemm is None:
         print(f"deep_gemm not importable ({deep_gemm_error}): timing mqajit alone", flush=True)
@@ -175,7 +183,7 @@ def main():
             problem = Decode(heads, next_n, batch, context, seed)
             # NOTES: DeepGEMM's sm_90 decode kernel takes next_n 1 and 2 only.
             with_deep_gemm = deep_gemm is not None and next_n <= 2
-            row = run_row(problem, with_deep_gemm, args.rounds, True)
+            row = run_row(problem, with_deep_gemm, args.rounds, True, args.with_baseline)
             row.update(heads=heads, next_n=next_n, batch=batch, context=context)
             rows.append(row)
             print_row(f"{heads} {next_n} {batch} {context}", row, True)
@@ -201,6 +209,8 @@ def print_row(label, row, decode):
         cells += [f"{theirs:.1f}"] + ([f"{both:.1f}"] if decode else [])
         cells += [f"{ours:.1f}", f"{ours / theirs:.3f}"] + ([f"{ours / both:.3f}"] if decode else [])
     cells += [f"{100 * row['floor_us'] / ours:.0f}%", f"{row.get('calc_diff', float('nan')):.1e}"]
+    if "mqajit_baseline_us" in row:
+        cells.append(f"baseline {row['mqajit_baseline_us']:.1f}")
     print(" | ".join(cells), flush=True)
 
 

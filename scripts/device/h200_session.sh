@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# One device call of a GPU session (2026-12-02 plan), from the repo root on the device machine;
-# each step fits one 10-minute call and rebuilds first when the machine came up bare:
-#   verify   build (DeepGEMM's extension beside it), AOT of every sm_90a variant, the GPU tests
-#            (C++ and Python), mqajit bench --check on the GLM-5 and DeepSeek-V3.2 prefill shapes
-#   tune     the decode tuner (scripts/h200_decode.sh tune, TUNE_BUDGET_S) while DeepGEMM's JIT
-#            compiles its kernels once on the side
-#   compare  the tuned decode rows imported and re-checked, mqajit bench on the decode bar rows,
-#            then mqajit and DeepGEMM side by side (decode, prefill) in one process
-#   adopt    scripts/gpu_adopt_checks.sh install wheel tune
+# One device call of a GPU session, from the repo root on the device machine; each step fits one
+# 10-minute call and the first rebuilds when the machine came up bare (DeepGEMM's extension is
+# built beside it, in the background):
+#   verify        AOT of every sm_90a variant, the GPU tests (C++ and Python), mqajit bench --check
+#                 on the GLM-5 and DeepSeek-V3.2 prefill shapes
+#   gpu-tests     the C++ GPU tests matching GPU_TESTS (a ctest regex, default all) and the Python ones
+#   tune          the decode tuner (scripts/h200_decode.sh tune, TUNE_BUDGET_S) while DeepGEMM's JIT
+#                 compiles its kernels once on the side
+#   decode-bench  the tuned decode rows imported and re-checked, mqajit bench on the decode bar rows
+#   side-by-side  mqajit and DeepGEMM in one process on the same inputs, for each op in
+#                 SIDE_BY_SIDE_OPS (default "decode prefill")
+#   adopt         scripts/gpu_adopt_checks.sh (ADOPT_STEPS, default "install wheel tune")
 # Tuned CSVs come back under $OUT; put them in .gpu-state/ (ignored, carried) when a later call
 # may start bare, and they are restored before tuning resumes.
 #   scripts/device/h200_session.sh STEP...
@@ -27,48 +30,55 @@ ensure_built() {
   stamp "built"
   mkdir -p build/decode-tune
   cp -n .gpu-state/*.csv build/decode-tune/ 2>/dev/null
+  (bash scripts/device/deepgemm_build.sh warm > "$out/deepgemm_build.log" 2>&1; echo "exit $?" >> "$out/deepgemm_build.log") &
   true
+}
+
+gpu_tests() {
+  timeout 300 ctest --test-dir build --output-on-failure -L gpu -E python_gpu ${GPU_TESTS:+-R "$GPU_TESTS"} \
+    --timeout 240 > "$out/gpu_tests.log" 2>&1
+  stamp "C++ GPU tests exit $?: $(grep -E 'tests passed|tests failed' "$out/gpu_tests.log")"
+  grep -E "\*\*\*Failed|Timeout|\(Failed\)|Skipped" "$out/gpu_tests.log" | head -20 | tee -a "$out/summary.txt"
+  timeout 240 ctest --test-dir build --output-on-failure -R python_gpu --timeout 230 > "$out/python_gpu.log" 2>&1
+  stamp "python GPU tests exit $?: $(grep -E '[0-9]+ (passed|failed|skipped)' "$out/python_gpu.log" | tail -1)"
 }
 
 for step in "$@"; do
   case $step in
     verify)
       ensure_built
-      (bash scripts/device/deepgemm_build.sh > "$out/deepgemm_build.log" 2>&1; echo "exit $?" >> "$out/deepgemm_build.log") &
-      dg=$!
       "$mqajit" aot --arch sm_90a --variants all -j 16 > "$out/aot.txt" 2>&1; stamp "prefill aot exit $?: $(tail -1 "$out/aot.txt")"
       bash scripts/h200_decode.sh aot | tee -a "$out/summary.txt"; stamp "decode aot"
-      timeout 300 ctest --test-dir build --output-on-failure -L gpu -E python_gpu --timeout 240 > "$out/gpu_tests.log" 2>&1
-      stamp "C++ GPU tests exit $?: $(grep -E 'tests passed|tests failed' "$out/gpu_tests.log")"
-      grep -E "\*\*\*Failed|Timeout|\(Failed\)|Skipped" "$out/gpu_tests.log" | head -20 | tee -a "$out/summary.txt"
-      timeout 240 ctest --test-dir build --output-on-failure -R python_gpu --timeout 230 > "$out/python_gpu.log" 2>&1
-      stamp "python GPU tests exit $?: $(grep -E '[0-9]+ (passed|failed|skipped)' "$out/python_gpu.log" | tail -1)"
+      gpu_tests
       for shapes in glm5 deepseek; do
         timeout 120 "$mqajit" bench --shapes "$shapes" --check --runs 30 --json-file "$out/bench_$shapes.json" \
           > "$out/bench_$shapes.txt" 2>&1
         stamp "prefill bench $shapes exit $? ($(grep -c -i 'fail' "$out/bench_$shapes.txt") lines with 'fail')"
-      done
-      wait $dg; stamp "DeepGEMM: $(tail -2 "$out/deepgemm_build.log" | tr '\n' ' ')" ;;
+      done ;;
+    gpu-tests)
+      ensure_built
+      gpu_tests ;;
     tune)
       ensure_built
-      (bash scripts/device/deepgemm_build.sh warm > "$out/deepgemm_warm.log" 2>&1; echo "exit $?" >> "$out/deepgemm_warm.log") &
-      dg=$!
-      bash scripts/h200_decode.sh tune 2>&1 | tee -a "$out/summary.txt"; stamp "tune"
-      wait $dg; stamp "DeepGEMM warm: $(tail -2 "$out/deepgemm_warm.log" | tr '\n' ' ')" ;;
-    compare)
+      bash scripts/h200_decode.sh tune 2>&1 | tee -a "$out/summary.txt"; stamp "tune" ;;
+    decode-bench)
       ensure_built
-      bash scripts/h200_decode.sh bench recheck 2>&1 | tee -a "$out/summary.txt"; stamp "decode bench + recheck"
-      export PYTHONPATH=build/python:.deepgemm DG_JIT_CACHE_DIR=/tmp/deepgemm-cache
+      bash scripts/h200_decode.sh bench recheck 2>&1 | tee -a "$out/summary.txt"; stamp "decode bench + recheck" ;;
+    side-by-side)
+      ensure_built
+      wait  # DeepGEMM's build and JIT warm-up, if this call started them
+      stamp "DeepGEMM: $(tail -2 "$out/deepgemm_build.log" 2>/dev/null | tr '\n' ' ')"
       bash scripts/device/deepgemm_build.sh > /dev/null 2>&1
-      for op in decode prefill; do
-        LD_PRELOAD=/lib/x86_64-linux-gnu/libstdc++.so.6 timeout 280 python3 python/benchmarks/side_by_side.py "$op" \
-          --json "$out/side_by_side_$op.json" > "$out/side_by_side_$op.txt" 2>&1
+      for op in ${SIDE_BY_SIDE_OPS:-decode prefill}; do
+        PYTHONPATH=build/python:.deepgemm DG_JIT_CACHE_DIR=/tmp/deepgemm-cache LD_PRELOAD=/lib/x86_64-linux-gnu/libstdc++.so.6 \
+          timeout 280 python3 python/benchmarks/side_by_side.py "$op" ${SIDE_BY_SIDE_ARGS:-} --json "$out/side_by_side_$op.json" \
+          > "$out/side_by_side_$op.txt" 2>&1
         stamp "side by side $op exit $?: $(tail -1 "$out/side_by_side_$op.txt")"
       done ;;
     adopt)
       ensure_built
-      bash scripts/gpu_adopt_checks.sh install wheel tune 2>&1 | tee -a "$out/summary.txt"; stamp "adopt" ;;
-    *) echo "unknown step $step (verify tune compare adopt)"; exit 2 ;;
+      bash scripts/gpu_adopt_checks.sh ${ADOPT_STEPS:-install wheel tune} 2>&1 | tee -a "$out/summary.txt"; stamp "adopt" ;;
+    *) echo "unknown step $step (verify gpu-tests tune decode-bench side-by-side adopt)"; exit 2 ;;
   esac
 done
 stamp done

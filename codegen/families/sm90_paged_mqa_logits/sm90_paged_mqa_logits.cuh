@@ -9,8 +9,10 @@
 // end to end and each CTA of the grid takes an equal run of them, which may span requests. The
 // CTA finds where its run starts with a block-wide scan over the context lengths, so the schedule
 // needs no host step and no device memory of its own: a captured graph replays with new lengths.
-// Block: warp 0 is the producer (its lanes read the block table, lane 0 issues every load);
-// warpgroups 1..W do math and take the run's blocks in turn.
+// Block: warps 0..W-1 are producers, one per math warpgroup (its lanes read the block table, lane 0
+// issues the loads of its warpgroup's stages; warp 0 also loads Q); warpgroups 1..W do math and
+// take the run's blocks in turn. A producer per warpgroup keeps each stage ring independent: a
+// warpgroup that lags holds back only its own loads.
 
 #include "paged_mqa_logits_params.cuh"
 #include "sm90_epilogue.cuh"
@@ -204,10 +206,12 @@ __device__ __forceinline__ SharedLayout carve_shared(unsigned char* raw) {
     return layout;
 }
 
-// Warp 0 of warpgroup 0: its lanes read 32 block-table entries at a time, lane 0 issues the loads in
-// the order the math warpgroups consume them.
+// Warp `producer` of warpgroup 0 feeds math warpgroup `producer`: its lanes read 32 block-table
+// entries at a time, lane 0 issues the loads of the blocks that warpgroup takes (every W-th), in the
+// order it consumes them. Producer 0 also loads each request's Q.
 template <class C>
-__device__ __forceinline__ void produce(const PagedMqaLogitsParams& p, const SharedLayout& smem, Run run) {
+__device__ __forceinline__ void produce(const PagedMqaLogitsParams& p, const SharedLayout& smem, Run run,
+                                        int producer) {
     using namespace mqa_sm90;
     const int lane = threadIdx.x % 32;
     if (lane == 0) {
@@ -219,7 +223,7 @@ __device__ __forceinline__ void produce(const PagedMqaLogitsParams& p, const Sha
     RunWalker<C::kBlockKv> walker{run};
     Segment segment;
     while (walker.next(p, segment)) {
-        if (lane == 0) {
+        if (producer == 0 && lane == 0) {
             const u32 q_buffer = q_counter % C::kQBuffers;
             barrier_wait(smem.q_empty + q_buffer, ((q_counter / C::kQBuffers) & 1) ^ 1);
             barrier_arrive_expect_bytes(smem.q_full + q_buffer, C::kQBufferBytes);
@@ -232,6 +236,7 @@ __device__ __forceinline__ void produce(const PagedMqaLogitsParams& p, const Sha
             const int count = min(32, segment.block_end - base);
             const int entry = lane < count ? table[base + lane] : 0;
             for (int i = 0; i < count; ++i, ++tile_counter) {
+                if (static_cast<int>(tile_counter % C::kMathGroups) != producer) continue;  // warp-uniform
                 const int cache_block = __shfl_sync(0xffffffffu, entry, i);
                 if (lane == 0) {
                     const u32 stage = tile_counter % C::kStages;
@@ -447,7 +452,7 @@ __device__ __forceinline__ void sm90_paged_mqa_logits_body(const PagedMqaLogitsP
     const int warpgroup = threadIdx.x / 128;
     if (warpgroup == 0) {
         if constexpr (C::kReallocates) registers_release<C::kProducerRegisters>();
-        if (threadIdx.x < 32) produce<C>(p, smem, run);
+        if (threadIdx.x < 32 * C::kMathGroups) produce<C>(p, smem, run, threadIdx.x / 32);
         return;
     }
     if constexpr (C::kReallocates) registers_claim<C::kMathRegisters>();

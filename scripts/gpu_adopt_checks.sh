@@ -45,6 +45,10 @@ for step in "${steps[@]}"; do
         > "$out/wheel.log" 2>&1 ||
         { echo "wheel build failed (setuptools, wheel or patchelf missing?): see $out/wheel.log"; continue; }
       python3 -m venv --system-site-packages /tmp/mq-venv >> "$out/wheel.log" 2>&1 &&
+        # NOTES: the device's python3 is itself a virtualenv holding torch; a venv made from it sees
+        # the base interpreter's packages only, so point it at torch's site-packages too.
+        python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' > \
+          "$(/tmp/mq-venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/device_torch.pth" &&
         /tmp/mq-venv/bin/python -m pip install --no-index /tmp/mq-wheel/*.whl >> "$out/wheel.log" 2>&1
       (cd /tmp && env -u PYTHONPATH /tmp/mq-venv/bin/python - > "$out/wheel_gpu.txt" 2>&1 <<'EOF'
 import mqajit, torch

@@ -164,4 +164,9 @@ def test_torch_compile_traces_through_the_op():
 
     maximum = torch.compile(cleaned_maximum, fullgraph=True)(q, kv, scales, weights, starts, ends)
     torch.cuda.synchronize()
-    assert torch.allclose(maximum, torch_reference(problem)[0].amax(dim=-1), rtol=1e-4, atol=1e-4)
+    # The graph's result is the op's own (bitwise: the kernel reruns exactly); against the fp32
+    # reference, single fp8-accumulated elements may differ by ~5e-4 of the largest |logit|.
+    eager = torch.ops.mqajit.mqa_logits(q, kv, scales, weights, starts, ends, True).amax(dim=-1)
+    assert torch.equal(maximum, eager)
+    reference = torch_reference(problem)[0]
+    assert torch.allclose(maximum, reference.amax(dim=-1), rtol=0, atol=1e-3 * float(reference[inside].abs().max()))

@@ -1,5 +1,5 @@
 // The seed's loop on AMD, end to end: `mqajit tune`, `tune --run-config`, `bench --check` and
-// `demo` on a fake MI355X, the stand-in ROCm libraries of tests/fake_hip/ found by their real
+// `demo` (and the decode op's tune, --run-config and bench) on a fake MI355X, the stand-in ROCm libraries of tests/fake_hip/ found by their real
 // names. The fake runtime computes every mqa_logits launch on the CPU, so these tests prove the
 // tools' control flow on the HIP backend (mfma candidates, the reference kernel from the AMD code
 // object, the CSV and JSON written, a wrong kernel rejected, the refusals), not any AMD kernel.
@@ -19,6 +19,7 @@
 #include "runtime/backend.hpp"
 #include "tests/hip_fakes.hpp"
 #include "tests/support.hpp"
+#include "tools/common/paged_tuner.hpp"
 #include "tools/common/tuner.hpp"
 
 using namespace mqajit;
@@ -171,3 +172,95 @@ TEST_CASE("amd tools (fake MI355X): demo checks against the AMD reference kernel
     CHECK(empty.run(cli + " bench --shapes glm5", &output) == 1);
     CHECK(contains(output, "bench needs a GPU: no GPU: "));
 }
+
+// Two decode shapes: contexts off a block and a request's blocks spanning CTAs, next_n 1 and 2.
+constexpr const char* kDecodeShapes = "batch,next_n,heads,head_dim,block_kv,clean_logits,context_len\n"
+                                      "2,1,32,128,64,0,64;130\n"
+                                      "3,2,32,128,64,0,100\n";
+
+TEST_CASE("amd tools (fake MI355X): tune --op paged_mqa_logits verifies pmfma candidates, rejects a wrong one, and "
+          "writes a decode table that db check, db import and --run-config take") {
+    MQAJIT_REQUIRE_FAKE_AMD_MACHINE();
+    const FakeMi355x machine;
+    const tools::PagedBenchShape first{.batch = 2, .next_n = 1, .heads = 32, .contexts = {64, 130}};
+    const tools::PagedBenchShape second{.batch = 3, .next_n = 2, .heads = 32, .contexts = {100}};
+    // At most three variants of each shape and the baseline keep the run short; the third of the first is wrong.
+    std::vector<std::string> excluded, kept;
+    for (const auto* shape : {&first, &second}) {
+        const std::vector<std::string> all = tools::paged_tuning_candidates("gfx950", *shape);
+        REQUIRE(all.size() >= 4);
+        REQUIRE(std::all_of(all.begin() + 1, all.end(), [](const std::string& c) { return c.starts_with("pmfma"); }));
+        kept.insert(kept.end(), all.begin() + 1, all.begin() + 4);
+        excluded.insert(excluded.end(), all.begin() + 4, all.end());
+    }
+    const std::string wrong = kept[2];
+    const auto untuned = machine.write("paged_untuned.csv", kDecodeShapes);
+    const auto tuned = machine.dir() / "paged_mqa_logits_tuned_fake.csv";
+    const auto json = machine.dir() / "paged_tune.json";
+
+    std::string output;
+    const std::string exclude = excluded.empty() ? "" : fmt::format(" --exclude {}", fmt::join(excluded, ","));
+    const int code = machine.mqajit(fmt::format("tune --op paged_mqa_logits -i {} -o {} --json-file {}{}",
+                                                untuned.string(), tuned.string(), json.string(), exclude),
+                                    &output, "MQAJIT_FAKE_HIP_WRONG_KERNEL=" + wrong);
+    INFO(output);
+    REQUIRE(code == 0);
+    CHECK(contains(output, wrong + ": REJECTED, not timed"));
+    CHECK(contains(output, "[8/8]"));  // per candidate: the baseline and three, at each shape
+    CHECK(contains(output, "shape 2/2 B=3 next_n=2 H=32 D=128 block_kv=64 clean_logits=0 contexts=100"));
+
+    const std::string table = read_file(tuned);
+    INFO(table);
+    CHECK(table.starts_with("gfx,cu_num,next_n,heads,head_dim,block_kv,clean_logits,batch,backend,variant,us,"));
+    CHECK(contains(table, "\ngfx950,256,1,32,128,64,0,2,"));
+    CHECK(contains(table, "\ngfx950,256,2,32,128,64,0,3,"));
+    CHECK_FALSE(contains(table, wrong));
+    const nlohmann::json rows = nlohmann::json::parse(read_file(json));
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0]["op"] == "paged_mqa_logits");
+    CHECK(rows[0]["contexts"] == nlohmann::json::array({64, 130}));
+    CHECK(rows[0]["candidates"].size() == 4);
+    for (const nlohmann::json& c : rows[0]["candidates"])
+        CHECK((c["verified"] == false || c["context_us"].size() == 2));
+
+    CHECK(machine.mqajit("db check --op paged_mqa_logits " + tuned.string(), &output) == 0);
+    CHECK(machine.mqajit("db --db " + (machine.dir() / "other.db").string() + " import " + tuned.string(), &output) == 0);
+    CHECK(machine.mqajit("tune --op paged_mqa_logits --run-config " + tuned.string() + " --context-len 64,100", &output) ==
+          0);
+    CHECK(contains(output, "2 row(s) for gfx950 with 256 SMs checked, 0 problem(s)"));
+    const std::string chosen = rows[0]["kernel"];
+    CHECK(machine.mqajit("tune --op paged_mqa_logits --run-config " + tuned.string(), &output,
+                         "MQAJIT_FAKE_HIP_WRONG_KERNEL=" + chosen) == 1);
+    CHECK(contains(output, "CHECK FAILED"));
+}
+
+TEST_CASE("amd tools (fake MI355X): bench --op paged_mqa_logits checks each kernel first and never times one that "
+          "fails") {
+    MQAJIT_REQUIRE_FAKE_AMD_MACHINE();
+    const FakeMi355x machine;
+    const std::string flags = "bench --op paged_mqa_logits --batch 2 --next-n 2 --heads 32 --context-len 64,130 "
+                              "--runs 3 --warmup 0 --check";
+    std::string output;
+    REQUIRE(machine.mqajit(flags + " --json", &output) == 0);
+    const nlohmann::json rows = nlohmann::json::parse(output.substr(output.find("[\n")));
+    REQUIRE(rows.size() == 2);  // one per context
+    CHECK(rows[1]["context_len"] == 130);
+    CHECK(rows[0]["kernel"] == "baseline");  // no tuned row
+    CHECK(rows[0]["checked"] == true);
+    CHECK(rows[0]["check_failed"] == false);
+    CHECK(rows[0]["us"].get<double>() > 0);
+    CHECK(rows[0]["floor_bytes"].get<double>() > 0);
+
+    REQUIRE(machine.mqajit(flags + " --variant all --json", &output) == 0);
+    const nlohmann::json all = nlohmann::json::parse(output.substr(output.find("[\n")));
+    const auto candidates = tools::paged_tuning_candidates(
+        "gfx950", tools::PagedBenchShape{.batch = 2, .next_n = 2, .heads = 32, .contexts = {64}});
+    CHECK(all[0]["variants_us"].size() == candidates.size() - 1);
+    CHECK(std::string(all[0]["kernel"]).starts_with("pmfma"));
+
+    // A baseline that computes wrong results is reported and not timed.
+    CHECK(machine.mqajit(flags, &output, "MQAJIT_FAKE_HIP_WRONG_KERNEL=baseline") == 1);
+    CHECK(contains(output, "CHECK FAILED baseline"));
+    CHECK(machine.mqajit(flags + " --variant " + candidates[1], &output) == 0);
+}
+

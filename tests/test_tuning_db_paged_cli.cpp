@@ -174,10 +174,10 @@ TEST_CASE("paged cli: check covers both tables' files and user rows, or the one 
     REQUIRE(fixture.db("import --op paged_mqa_logits " + quoted(fixture.decode), &output) == 0);
     {
         sqlite::Database database(fixture.user_db, sqlite::OpenMode::read_write);
-        database.execute("UPDATE tuned_paged_mqa_logits SET variant = 'pwgmma64x64x32_bkv64_r1_w4_lds4' WHERE batch = 32");
+        database.execute("UPDATE tuned_paged_mqa_logits SET variant = 'pwgmma64x64x32_bkv64_r1_w5_lds5' WHERE batch = 32");
     }
     CHECK(fixture.db("check", &output) == 1);
-    CHECK(contains(output, "w (math warpgroups) must be 1 or 2"));
+    CHECK(contains(output, "w (math warpgroups) must be 1 to 4"));
     CHECK(fixture.db("check --op mqa_logits", &output) == 0);
     CHECK(fixture.db("check --op paged_mqa_logits --json", &output) == 1);
     const auto json = nlohmann::json::parse(output);

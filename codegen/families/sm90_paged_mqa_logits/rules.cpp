@@ -23,13 +23,14 @@ class PagedWgmmaRules final : public FamilyRules {
 public:
     std::vector<std::string> archs() const override { return {"sm_90a"}; }
 
-    // For each head count and next_n: two warpgroups with 8 or 16 stages, one with 8 or 16.
+    // For each head count and next_n: two warpgroups with 8 or 16 stages, one with 8 or 16, and
+    // where the math fits their registers three with 12 stages and four with 16.
     std::vector<Variant> registered(const Arch& arch) const override {
         if (!runs_wgmma(arch)) return {};
         std::vector<Variant> all;
         for (int heads : {32, 64}) {
             for (int next_n = 1; next_n <= 4; ++next_n) {
-                for (const auto& [warps, stages] : {std::pair{2, 8}, {2, 16}, {1, 8}, {1, 16}}) {
+                for (const auto& [warps, stages] : {std::pair{2, 8}, {2, 16}, {1, 8}, {1, 16}, {3, 12}, {4, 16}}) {
                     const Variant v{.op = MatrixOp::pwgmma, .m = 64, .n = next_n * heads, .k = 32, .bkv = 64,
                                     .rows = next_n, .warps = warps, .stages = stages};
                     if (check(arch, heads, 128, v)) all.push_back(v);
@@ -56,9 +57,8 @@ public:
             return unsupported("N={} must be a multiple of 32 from 32 to 256 (the wgmma N of all tokens and heads)", v.n);
         if (!contains({64, 128}, v.bkv))
             return unsupported("bkv (the cache's tokens per block, keys per stage) must be 64 or 128; got {}", v.bkv);
-        // NOTES: three math warpgroups (512 threads) compile for 128 registers a thread and ptxas
-        // spills (88 B at every next_n, CUDA 13.0), register reallocation notwithstanding.
-        if (v.warps < 1 || v.warps > 2) return unsupported("w (math warpgroups) must be 1 or 2; got {}", v.warps);
+        // NOTES: warpgroup 0's four warps are the producers, one per math warpgroup.
+        if (v.warps < 1 || v.warps > 4) return unsupported("w (math warpgroups) must be 1 to 4; got {}", v.warps);
         if (v.stages == 0) return unsupported("pwgmma needs _lds<S> (pipeline stages, 2..16)");
         if (v.stages < 2 || v.stages > 16) return unsupported("lds (pipeline stages) must be 2..16; got {}", v.stages);
         if (v.stages % v.warps != 0) {
@@ -71,9 +71,9 @@ public:
                                "bkv", accumulators, kMaxAccumulatorRegisters);
         }
         if (paged_registers_needed(v) > paged_math_thread_registers(v)) {
-            return unsupported("a math thread needs {} registers (accumulators, weights, the rest) and has {} with w={}; "
-                               "use fewer warpgroups",
-                               paged_registers_needed(v), paged_math_thread_registers(v), v.warps);
+            return unsupported("a math thread needs {} registers (accumulators, weights, the rest) and has {} with w={} "
+                               "(({} + 1) x 128 threads); use fewer warpgroups",
+                               paged_registers_needed(v), paged_math_thread_registers(v), v.warps, v.warps);
         }
         const std::int64_t shared_memory_bytes = paged_shared_bytes(v, heads, head_dim);
         if (shared_memory_bytes > kMaxSharedMemoryBytes) {
@@ -100,7 +100,7 @@ std::int64_t paged_shared_bytes(const Variant& v, int heads, int head_dim) {
 int paged_math_thread_registers(const Variant& v) {
     const int threads = (v.warps + 1) * 128;
     const int entry = 65536 / threads / 8 * 8;
-    if (v.warps == 1 || entry >= 232) return std::min(255, entry);
+    if (v.warps != 2 || entry >= 232) return std::min(255, entry);  // only two warpgroups reallocate
     const int producer = entry >= 160 ? 40 : 24;
     return std::min(232, (entry * (v.warps + 1) - producer) / v.warps / 8 * 8);
 }

@@ -61,14 +61,17 @@ struct PagedConfig {
     static constexpr int kProducerRegisters = kEntryRegisters >= 160 ? 40 : 24;
     static constexpr int kMathRegisters =
         min_constexpr(232, ((kEntryRegisters * (kMathGroups + 1) - kProducerRegisters) / kMathGroups) / 8 * 8);
-    static constexpr bool kReallocates = kMathGroups > 1 && kEntryRegisters < 232;
+    // NOTES: with three or four math warpgroups the launch bound leaves 128 or 96 registers a
+    // thread, and setmaxnreg there makes ptxas spill (84 B at 512 threads, CUDA 13.0) although the
+    // math path fits the entry allotment without it (75 registers at N = 64): only two reallocate.
+    static constexpr bool kReallocates = kMathGroups == 2 && kEntryRegisters < 232;
     static constexpr int kMathThreadRegisters = kReallocates ? kMathRegisters : min_constexpr(255, kEntryRegisters);
 
     static_assert(kHeadDim == 64 || kHeadDim == 128, "head_dim 64 or 128");
     static_assert(kBlockKv == 64 || kBlockKv == 128, "block_kv 64 or 128");
     static_assert(kNextN >= 1 && kNextN <= 4, "next_n 1 to 4");
     static_assert(kHeads % 8 == 0 && kN % 32 == 0 && kN <= 256, "next_n x heads must be a multiple of 32 up to 256");
-    static_assert(kMathGroups >= 1 && kMathGroups <= 3, "1 to 3 math warpgroups");
+    static_assert(kMathGroups >= 1 && kMathGroups <= 4, "1 to 4 math warpgroups (a producer warp each)");
     static_assert(kBlocksPerSm == 1 || kBlocksPerSm == 2, "one or two CTAs per SM");
     static_assert(kMathThreadRegisters >= kMTiles * kN / 2 + kN / 4 + 24, "too few registers for the accumulators and weights");
     static_assert(kStages % kMathGroups == 0, "each stage must always serve the same math warpgroup");

@@ -130,11 +130,13 @@ void check_paged_plan(PagedModePlan& plan, Device& device, int& failures) {
     plan.timed = std::move(passed);
 }
 
-// Times every mode's surviving kernels at one context, run by run in turn, on one fresh problem.
+// Times every mode's surviving kernels at one context, run by run in turn, on one problem: the
+// shape's timing problem, the one `tune` times (its checks ran on fresh data before).
 std::vector<tools::PagedBenchResult> bench_paged_context(const BenchOptions& o, Device& device, tools::DeviceTimer& timer,
                                                    const std::vector<PagedModePlan>& plans, int context) {
     const tools::PagedBenchShape& s = plans.front().result.shape;
-    tools::DevicePagedProblem problem(device, make_paged_problem(tools::paged_timing_spec(s, context, tools::fresh_paged_seed())));
+    tools::DevicePagedProblem problem(
+        device, make_paged_problem(tools::paged_timing_spec(s, context, tools::paged_timing_seed(s, context))));
     std::vector<tools::DeviceTimer::Launch> launches;
     for (const PagedModePlan& plan : plans) {
         const bool clean = tools::clean_logits_of(plan.result.shape);

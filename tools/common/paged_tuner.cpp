@@ -30,7 +30,7 @@ public:
         : clean_logits_(clean_logits_of(shape)), timer_(device) {
         for (int context : contexts) {
             problems_.push_back(std::make_unique<DevicePagedProblem>(
-                device, make_paged_problem(paged_timing_spec(shape, context, fresh_paged_seed()))));
+                device, make_paged_problem(paged_timing_spec(shape, context, paged_timing_seed(shape, context)))));
         }
     }
 
@@ -116,6 +116,15 @@ PagedProblemSpec paged_check_spec(const PagedBenchShape& shape, std::uint64_t se
     return PagedProblemSpec{.batch = shape.batch, .next_n = shape.next_n, .heads = shape.heads,
                             .head_dim = shape.head_dim, .block_kv = shape.block_kv, .average_context = context,
                             .context_lens_2d = true, .seed = seed};
+}
+
+std::uint64_t paged_timing_seed(const PagedBenchShape& shape, int context) {
+    std::uint64_t seed = 0x9e3779b97f4a7c15ull;
+    for (const std::int64_t field : {std::int64_t{shape.batch}, std::int64_t{shape.next_n}, std::int64_t{shape.heads},
+                                     std::int64_t{shape.head_dim}, std::int64_t{shape.block_kv}, std::int64_t{context}}) {
+        seed ^= static_cast<std::uint64_t>(field) + 0x9e3779b97f4a7c15ull + (seed << 6) + (seed >> 2);
+    }
+    return seed;
 }
 
 PagedProblemSpec paged_timing_spec(const PagedBenchShape& shape, int context, std::uint64_t seed) {

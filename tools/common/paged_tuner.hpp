@@ -42,6 +42,12 @@ std::vector<std::string> paged_tuning_candidates(std::string_view arch, const Pa
 // 2-D context lengths, the longest of its contexts but at most kPagedCheckTokens keys in all.
 inline constexpr int kPagedCheckTokens = 1 << 21;
 PagedProblemSpec paged_check_spec(const PagedBenchShape& shape, std::uint64_t seed);
+// The seed of the problem a shape is timed on at one context: the same in `tune`, `--run-config`
+// and `bench`, so a re-check times the very problem the tuner timed (each request's context is
+// drawn in 0.7-1.3x the average, and at small batches the draw alone moves the time by 20%).
+// Checks never use it: they run on fresh data.
+std::uint64_t paged_timing_seed(const PagedBenchShape& shape, int context);
+
 // The problem a shape is timed on at one average context (2-D lengths, as engines pass).
 PagedProblemSpec paged_timing_spec(const PagedBenchShape& shape, int context, std::uint64_t seed);
 

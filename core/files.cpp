@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -70,6 +71,18 @@ bool write_all(int fd, std::string_view bytes) {
         written += static_cast<std::size_t>(result);
     }
     return true;
+}
+
+std::vector<std::string_view> text_lines(std::string_view text) {
+    std::vector<std::string_view> lines;
+    for (std::size_t pos = 0; pos < text.size();) {
+        const std::size_t newline = std::min(text.find('\n', pos), text.size());
+        std::string_view line = text.substr(pos, newline - pos);
+        if (line.ends_with('\r')) line.remove_suffix(1);
+        lines.push_back(line);
+        pos = newline + 1;
+    }
+    return lines;
 }
 
 std::string read_regular_file(const std::filesystem::path& path, std::string_view what, std::size_t max_bytes) {

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mqajit {
 
@@ -50,6 +51,10 @@ std::string file_type_name(mode_t mode);
 // `max_bytes`; `what` names the file in the message ("tuning table").
 std::string read_regular_file(const std::filesystem::path& path, std::string_view what,
                               std::size_t max_bytes = kMaxTableFileBytes);
+
+// The lines of a text file read whole, each without its "\n" or "\r\n" (a last line without a
+// newline counts; a final newline adds no empty line).
+std::vector<std::string_view> text_lines(std::string_view text);
 
 // Reads exactly `size` bytes of an open regular file from its start. False when it holds fewer
 // or more (it changed since it was measured) or a read fails; errno then says why, if any.

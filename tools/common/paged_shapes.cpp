@@ -3,11 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <fstream>
 #include <map>
 
 #include "core/check.hpp"
+#include "core/files.hpp"
 #include "core/settings.hpp"
+#include "core/utf8.hpp"
 #include "tuning_db/csv.hpp"
 #include "tuning_db/locations.hpp"
 
@@ -41,21 +42,27 @@ bool same_dims(const PagedBenchShape& a, const PagedBenchShape& b) {
 }
 
 std::vector<PagedBenchShape> read_paged_shapes_csv(const std::filesystem::path& path) {
-    std::ifstream file(path);
-    MQAJIT_CHECK_KIND(not_found, file.good(), "cannot open decode shapes file {}", path.string());
-    std::string line;
-    MQAJIT_CHECK(static_cast<bool>(std::getline(file, line)), "{} is empty; it needs a header line", path.string());
+    std::error_code error;
+    MQAJIT_CHECK_KIND(not_found, std::filesystem::exists(path, error), "decode shapes file {} does not exist",
+                      path.string());
+    const std::string text = read_regular_file(path, "decode shapes file");
+    const std::vector<std::string_view> lines = text_lines(text);
+    std::string_view header_line = lines.empty() ? std::string_view() : lines.front();
+    if (header_line.starts_with(kUtf8ByteOrderMark)) header_line.remove_prefix(kUtf8ByteOrderMark.size());
+    MQAJIT_CHECK(!header_line.empty(), "{} is empty; it needs a header line", path.string());
     std::map<std::string, std::size_t, std::less<>> column;
-    const auto header = tuning::split_csv_line(line);
+    const auto header = tuning::split_csv_line(header_line);
     for (std::size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
     for (const char* needed : {"batch", "next_n", "heads", "context_len"}) {
         MQAJIT_CHECK(column.contains(needed), "{}:1: a decode shapes file names batch, next_n, heads and context_len "
-                     "(like paged_mqa_logits_untuned_*.csv); this header lacks {}: '{}'", path.string(), needed, line);
+                     "(like paged_mqa_logits_untuned_*.csv); this header lacks {}: '{}'", path.string(), needed,
+                     header_line);
     }
     std::vector<PagedBenchShape> shapes;
-    for (int number = 2; std::getline(file, line); ++number) {
-        if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '#') continue;
-        if (line.ends_with('\r')) line.pop_back();
+    for (std::size_t index = 1; index < lines.size(); ++index) {
+        const std::string_view line = lines[index];
+        const std::size_t number = index + 1;
+        if (line.find_first_not_of(" \t") == std::string_view::npos || line[0] == '#') continue;
         const auto fields = tuning::split_csv_line(line);
         const std::string place = fmt::format("{}:{}", path.string(), number);
         auto field = [&](std::string_view name) -> std::optional<std::string> {
@@ -65,9 +72,9 @@ std::vector<PagedBenchShape> read_paged_shapes_csv(const std::filesystem::path& 
             return fields[it->second];
         };
         auto count = [&](std::string_view name, int fallback) {
-            const std::optional<std::string> text = field(name);
-            if (!text) return fallback;
-            return split_positive(fmt::format("{} {}", place, name), *text, ',').front();
+            const std::optional<std::string> value = field(name);
+            if (!value) return fallback;
+            return split_positive(fmt::format("{} {}", place, name), *value, ',').front();
         };
         PagedBenchShape shape{.batch = count("batch", 0), .next_n = count("next_n", 0), .heads = count("heads", 0),
                               .head_dim = count("head_dim", 128), .block_kv = count("block_kv", 64),

@@ -37,14 +37,7 @@ std::vector<BenchShape> deepseek_v32_shapes() {
 
 std::vector<BenchShape> read_shapes_csv(const std::filesystem::path& path) {
     const std::string text = read_regular_file(path, "shapes file");
-    std::vector<std::string_view> lines;
-    for (std::size_t pos = 0; pos < text.size();) {
-        const std::size_t newline = std::min(text.find('\n', pos), text.size());
-        std::string_view line(text.data() + pos, newline - pos);
-        if (line.ends_with('\r')) line.remove_suffix(1);
-        lines.push_back(line);
-        pos = newline + 1;
-    }
+    const std::vector<std::string_view> lines = text_lines(text);
     std::string_view header_line = lines.empty() ? std::string_view() : lines.front();
     if (header_line.starts_with(kUtf8ByteOrderMark)) header_line.remove_prefix(kUtf8ByteOrderMark.size());
     MQAJIT_CHECK(!header_line.empty(), "{} is empty; it needs a header line", path.string());

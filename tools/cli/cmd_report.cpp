@@ -1,13 +1,15 @@
 // mqajit report --tuned FILE.csv -o report.svg: an SVG heat map of one tuned table.
 // mqajit report --tuned FILE.csv --bench run.json --markdown [FILE]: the per-shape table of
 // docs/PERFORMANCE.md (tuned choice vs the baseline kernel vs the best fixed variant).
-// Neither needs a GPU.
+// For the decode op (a decode tuned CSV and/or the JSON of `mqajit tune|bench --op paged_mqa_logits
+// --json-file`), --markdown writes one table per heads and next_n, a row per batch. Neither needs a GPU.
 
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "core/check.hpp"
 #include "core/files.hpp"
@@ -15,6 +17,7 @@
 #include "tools/common/report_compare.hpp"
 #include "tools/common/report_heatmap.hpp"
 #include "tools/common/report_markdown.hpp"
+#include "tools/common/report_paged_markdown.hpp"
 
 namespace mqajit::cli {
 namespace {
@@ -31,8 +34,42 @@ void write_text_file(const std::filesystem::path& path, const std::string& text)
     write_file_atomically(path, text);
 }
 
+// Which operator the inputs hold; they must agree.
+tools::ReportOp input_op(const ReportOptions& o) {
+    std::optional<tools::ReportOp> tuned, bench;
+    if (!o.tuned.empty()) tuned = tools::tuned_csv_op(o.tuned);
+    if (!o.bench.empty()) {
+        const nlohmann::json rows = tools::read_report_json(o.bench);
+        if (!rows.empty()) bench = tools::report_json_op(rows, o.bench);
+    }
+    auto name = [](tools::ReportOp op) { return op == tools::ReportOp::decode ? "decode (paged_mqa_logits)"
+                                                                              : "prefill (mqa_logits)"; };
+    MQAJIT_CHECK(!tuned || !bench || *tuned == *bench, "--tuned {} is a {} table but --bench {} holds {} rows; a "
+                 "report covers one operator: give both files of one", o.tuned, name(*tuned), o.bench, name(*bench));
+    return tuned.value_or(bench.value_or(tools::ReportOp::prefill));
+}
+
+void print_markdown(const std::string& destination, const std::string& text) {
+    if (destination == "-") {
+        fmt::print("{}", text);
+    } else {
+        write_text_file(destination, text);
+    }
+}
+
+void run_paged_report(const ReportOptions& o) {
+    MQAJIT_CHECK(o.svg.empty(), "-o draws the heat map of a prefill table (seq_len x seq_len_kv); for decode input "
+                 "write the per-batch tables with --markdown [FILE]");
+    const tools::PagedReport report = tools::load_paged_report(o.tuned, o.bench, o.filter);
+    for (const std::string& skipped : report.skipped) std::fprintf(stderr, "skipped %s\n", skipped.c_str());
+    print_markdown(o.markdown, tools::paged_markdown_report(report, o.tuned, o.bench));
+}
+
 void run_report(const ReportOptions& o) {
+    MQAJIT_CHECK(!o.tuned.empty() || !o.bench.empty(), "give --tuned FILE.csv (and --bench FILE.json for --markdown)");
     MQAJIT_CHECK(!o.svg.empty() || !o.markdown.empty(), "say what to write: -o report.svg and/or --markdown [FILE]");
+    if (input_op(o) == tools::ReportOp::decode) return run_paged_report(o);
+    MQAJIT_CHECK(!o.tuned.empty(), "a prefill report needs --tuned FILE.csv, the tuned table");
     MQAJIT_CHECK(o.markdown.empty() || !o.bench.empty(),
                  "--markdown needs --bench FILE.json from `mqajit bench --variant all --json-file FILE.json`");
     const tools::TunedTable table = tools::load_tuned_table(o.tuned, o.filter);
@@ -45,12 +82,7 @@ void run_report(const ReportOptions& o) {
     }
     if (!o.markdown.empty()) {
         const tools::TuningComparison comparison = tools::compare_tuning(table, tools::read_bench_json(o.bench));
-        const std::string text = tools::markdown_report(comparison, o.tuned, o.bench);
-        if (o.markdown == "-") {
-            fmt::print("{}", text);
-        } else {
-            write_text_file(o.markdown, text);
-        }
+        print_markdown(o.markdown, tools::markdown_report(comparison, o.tuned, o.bench));
     }
 }
 
@@ -60,10 +92,11 @@ void add_report_command(CLI::App& app, CommandContext& context) {
     auto options = std::make_shared<ReportOptions>();
     CLI::App* command =
         app.add_subcommand("report", "Draw a tuned table as an SVG heat map, or tabulate tuning's gain in markdown");
-    command->add_option("--tuned", options->tuned, "Tuned CSV (e.g. tuning_db/configs/model_configs/glm5_tuned_mqa_logits.csv)")
-        ->required();
+    command->add_option("--tuned", options->tuned,
+                        "Tuned CSV, prefill (e.g. tuning_db/configs/model_configs/glm5_tuned_mqa_logits.csv) or decode");
     command->add_option("-o,--output", options->svg, "SVG heat map to write");
-    command->add_option("--bench", options->bench, "JSON from `mqajit bench --variant all --json-file` (for --markdown)");
+    command->add_option("--bench", options->bench, "JSON from `mqajit bench --variant all --json-file` or `mqajit tune --json-file` (for --markdown; "
+                        "decode: `--op paged_mqa_logits`, with or without --tuned)");
     CLI::Option* markdown =
         command->add_option("--markdown", options->markdown, "Write the per-shape markdown table to FILE (default: stdout)")
             ->expected(0, 1);

@@ -8,6 +8,7 @@
 
 #include "core/check.hpp"
 #include "core/files.hpp"
+#include "core/utf8.hpp"
 #include "tools/common/json_fields.hpp"
 #include "tuning_db/csv.hpp"
 #include "variants/arch.hpp"
@@ -120,7 +121,7 @@ std::optional<double> BenchRow::time_of(const std::string& kernel) const {
     return it->second;
 }
 
-std::vector<BenchRow> read_bench_json(const std::filesystem::path& json) {
+nlohmann::json read_report_json(const std::filesystem::path& json) {
     std::error_code error;
     MQAJIT_CHECK_KIND(not_found, std::filesystem::exists(json, error), "bench file {} does not exist", json.string());
     const std::string text = read_regular_file(json, "bench file");
@@ -132,12 +133,48 @@ std::vector<BenchRow> read_bench_json(const std::filesystem::path& json) {
                     json.string(), e.what());
     }
     MQAJIT_CHECK(document.is_array(), "{} must hold an array of bench rows", json.string());
+    for (std::size_t i = 0; i < document.size(); ++i)
+        MQAJIT_CHECK(document[i].is_object(), "{} row {} is not an object", json.string(), i);
+    return document;
+}
 
+ReportOp report_json_op(const nlohmann::json& rows, const std::filesystem::path& json) {
+    std::optional<std::size_t> prefill_row, decode_row;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const std::string op = rows[i].value("op", std::string(ShapeKey::kOp.name));
+        MQAJIT_CHECK(op == ShapeKey::kOp.name || op == PagedShapeKey::kOp.name, "{} row {}: 'op' is '{}'; it must be "
+                     "{} or {}", json.string(), i, op, ShapeKey::kOp.name, PagedShapeKey::kOp.name);
+        (op == ShapeKey::kOp.name ? prefill_row : decode_row) = i;
+    }
+    MQAJIT_CHECK(!prefill_row || !decode_row, "{} holds both {} (prefill, row {}) and {} (decode, row {}) rows; a "
+                 "report covers one operator: give each its own file", json.string(), ShapeKey::kOp.name,
+                 *prefill_row, PagedShapeKey::kOp.name, *decode_row);
+    return decode_row ? ReportOp::decode : ReportOp::prefill;
+}
+
+ReportOp tuned_csv_op(const std::filesystem::path& csv) {
+    MQAJIT_CHECK_KIND(not_found, std::filesystem::is_regular_file(csv), "tuned table {} does not exist", csv.string());
+    const std::string text = read_regular_file(csv, "tuned table");
+    const std::vector<std::string_view> lines = text_lines(text);
+    std::string_view header = lines.empty() ? std::string_view() : lines.front();
+    if (header.starts_with(kUtf8ByteOrderMark)) header.remove_prefix(kUtf8ByteOrderMark.size());
+    bool next_n = false, batch = false;
+    for (const std::string& column : tuning::split_csv_line(header)) {
+        next_n = next_n || column == "next_n";
+        batch = batch || column == "batch";
+    }
+    return next_n && batch ? ReportOp::decode : ReportOp::prefill;
+}
+
+std::vector<BenchRow> read_bench_json(const std::filesystem::path& json) {
+    const nlohmann::json document = read_report_json(json);
+    MQAJIT_CHECK(report_json_op(document, json) == ReportOp::prefill, "{} holds {} (decode) rows; read it with a "
+                 "decode tuned table or alone (`mqajit report --bench FILE --markdown`)", json.string(),
+                 PagedShapeKey::kOp.name);
     std::vector<BenchRow> rows;
     for (std::size_t i = 0; i < document.size(); ++i) {
         const nlohmann::json& item = document[i];
         const std::string what = fmt::format("{} row {}", json.string(), i);
-        MQAJIT_CHECK(item.is_object(), "{} is not an object", what);
         try {
             rows.push_back(parse_bench_row(item, what));
         } catch (const nlohmann::json::exception& e) {

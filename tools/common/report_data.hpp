@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tuning_db/tuned_row.hpp"
 
 namespace mqajit::tools {
@@ -52,7 +54,19 @@ struct BenchRow {
     std::optional<double> time_of(const std::string& kernel) const;
 };
 
-// Reads a bench JSON (an array of rows). Throws Error(not_found) for a missing file and
+// The operator a report's input holds: a tuned CSV's by its header (next_n and batch: decode), a
+// JSON file's by its rows' "op" (none: prefill).
+enum class ReportOp { prefill, decode };
+// Throws Error(not_found) for a missing file, Error(io) for one that cannot be read.
+ReportOp tuned_csv_op(const std::filesystem::path& csv);
+// Throws Error(invalid_argument) for an unknown op or a file holding both operators' rows.
+ReportOp report_json_op(const nlohmann::json& rows, const std::filesystem::path& json);
+
+// The rows of a bench or tune JSON: an array of objects. Throws Error(not_found) for a missing
+// file, Error(io) for one that cannot be read, Error(invalid_argument) for anything else.
+nlohmann::json read_report_json(const std::filesystem::path& json);
+
+// Reads a bench JSON (an array of prefill rows; decode rows are refused). Throws Error(not_found) for a missing file and
 // Error(invalid_argument) naming the row and member for anything malformed.
 std::vector<BenchRow> read_bench_json(const std::filesystem::path& json);
 

@@ -14,11 +14,22 @@
 namespace mqajit::tools {
 namespace {
 
-// A row's key from its members named as Key's columns, each checked (a string, or a whole number
-// that fits); a prefill row without clean_logits is one of the mode rows without the column have.
+nlohmann::json candidate_json(const CandidateResult& c) {
+    nlohmann::json out = {{"kernel", c.kernel}, {"verified", c.verified}};
+    if (!c.verified) {
+        out["rejected"] = c.problem;
+        return out;
+    }
+    out["pruned"] = c.pruned;
+    out["median_us"] = c.median_us;
+    out["runs"] = c.runs;
+    return out;
+}
+
+}  // namespace
+
 template <class Key>
-Key key_of(const nlohmann::json& row) {
-    const std::string what = "a tune JSON row";
+Key tune_json_key(const nlohmann::json& row, const std::string& what) {
     Key key;
     key.visit([&](std::string_view column, auto& value) {
         using T = std::remove_reference_t<decltype(value)>;
@@ -36,19 +47,8 @@ Key key_of(const nlohmann::json& row) {
     return key;
 }
 
-nlohmann::json candidate_json(const CandidateResult& c) {
-    nlohmann::json out = {{"kernel", c.kernel}, {"verified", c.verified}};
-    if (!c.verified) {
-        out["rejected"] = c.problem;
-        return out;
-    }
-    out["pruned"] = c.pruned;
-    out["median_us"] = c.median_us;
-    out["runs"] = c.runs;
-    return out;
-}
-
-}  // namespace
+template ShapeKey tune_json_key<ShapeKey>(const nlohmann::json&, const std::string&);
+template PagedShapeKey tune_json_key<PagedShapeKey>(const nlohmann::json&, const std::string&);
 
 nlohmann::json tune_json_row(const ShapeResult& result, const TuneSettings& settings) {
     const TunedRow& row = result.row;
@@ -123,7 +123,7 @@ nlohmann::json merge_tune_json(const nlohmann::json& base, const nlohmann::json&
     std::map<Key, std::size_t> index_of;
     for (const nlohmann::json* rows : {&base, &updates}) {
         for (const nlohmann::json& row : *rows) {
-            const auto [it, inserted] = index_of.emplace(key_of<Key>(row), merged.size());
+            const auto [it, inserted] = index_of.emplace(tune_json_key<Key>(row, "a tune JSON row"), merged.size());
             if (inserted)
                 merged.push_back(row);
             else
@@ -139,7 +139,7 @@ nlohmann::json tune_json_for_shapes(const nlohmann::json& rows, const std::vecto
     nlohmann::json picked = nlohmann::json::array();
     for (const BenchShape& s : shapes) {
         for (auto row = rows.rbegin(); row != rows.rend(); ++row) {
-            if (!tunes_shape(key_of<ShapeKey>(*row), s)) continue;
+            if (!tunes_shape(tune_json_key<ShapeKey>(*row, "a tune JSON row"), s)) continue;
             picked.push_back(*row);
             break;
         }

@@ -25,6 +25,12 @@ nlohmann::json tune_json_row(const ShapeResult& result, const TuneSettings& sett
 // with its median per context (`context_us`, in the order of `contexts`).
 nlohmann::json paged_tune_json_row(const PagedShapeResult& result, const TuneSettings& settings);
 
+// A row's key from its members named as Key's columns, each checked (a string, or a whole number
+// that fits; an absent one is empty or 0, an absent prefill clean_logits 1). Throws
+// Error(invalid_argument) naming `what` (the file and row).
+template <class Key>
+Key tune_json_key(const nlohmann::json& row, const std::string& what);
+
 // The rows of a tune JSON file: an empty array when the file does not exist. Throws
 // Error(invalid_argument) when it is not an array of objects.
 nlohmann::json read_tune_json(const std::filesystem::path& path);

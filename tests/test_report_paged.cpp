@@ -102,7 +102,7 @@ TEST_CASE("report paged: a decode tune JSON alone gives a table per next_n, a ro
     CHECK_FALSE(contains(text, "no time"));
 }
 
-TEST_CASE("report paged: a decode CSV names the kernels; with a JSON its times are the JSON's, per context") {
+TEST_CASE("report paged: a decode CSV names the kernels, and with a JSON its times are the JSON's, per context") {
     testing::TempDir dir("report-paged-csv");
     const fs::path csv = write_decode_csv(dir.path() / "paged_mqa_logits_tuned_x.csv",
                                           {tuned(32, kSlow, 99, 120), tuned(64, "baseline", 50, 50)});
@@ -126,7 +126,7 @@ TEST_CASE("report paged: a decode CSV names the kernels; with a JSON its times a
     CHECK(tools::load_paged_report(csv, {}, {.arch = "sm90a", .cu_num = 132}).rows.size() == 2);
 }
 
-TEST_CASE("report paged: a decode bench JSON gives each context's medians; a shape whose kernel varies needs the CSV") {
+TEST_CASE("report paged: a decode bench JSON gives each context's medians, and a shape whose kernel varies needs the CSV") {
     testing::TempDir dir("report-paged-bench");
     auto bench_row = [](int context, const std::string& kernel, double us, double baseline_us) {
         tools::PagedBenchResult r{.shape = {.batch = 8, .next_n = 1, .heads = 64, .head_dim = 128, .block_kv = 64,
@@ -162,7 +162,7 @@ TEST_CASE("report paged: prefill and decode rows in one JSON, or a JSON of the o
     CHECK(tools::tuned_csv_op(write_decode_csv(dir.path() / "d.csv", {tuned(1, kFast, 1, 2)})) == tools::ReportOp::decode);
 }
 
-TEST_CASE("report paged cli: decode input writes markdown; -o and a prefill file beside it are refused with exit 2") {
+TEST_CASE("report paged cli: decode input writes markdown, while -o and a prefill file beside it are refused with exit 2") {
     testing::TempDir dir("report-paged-cli");
     const fs::path json = write_json(dir.path() / "tune.json", {tune_row(32)});
     const fs::path csv = write_decode_csv(dir.path() / "t.csv", {tuned(32, kFast, 16, 20)});

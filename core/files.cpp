@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/check.hpp"
+#include "core/utf8.hpp"
 
 namespace mqajit {
 
@@ -74,6 +75,7 @@ bool write_all(int fd, std::string_view bytes) {
 }
 
 std::vector<std::string_view> text_lines(std::string_view text) {
+    if (text.starts_with(kUtf8ByteOrderMark)) text.remove_prefix(kUtf8ByteOrderMark.size());
     std::vector<std::string_view> lines;
     for (std::size_t pos = 0; pos < text.size();) {
         const std::size_t newline = std::min(text.find('\n', pos), text.size());

@@ -53,7 +53,7 @@ std::string read_regular_file(const std::filesystem::path& path, std::string_vie
                               std::size_t max_bytes = kMaxTableFileBytes);
 
 // The lines of a text file read whole, each without its "\n" or "\r\n" (a last line without a
-// newline counts; a final newline adds no empty line).
+// newline counts; a final newline adds no empty line), a leading UTF-8 byte-order mark dropped.
 std::vector<std::string_view> text_lines(std::string_view text);
 
 // Reads exactly `size` bytes of an open regular file from its start. False when it holds fewer

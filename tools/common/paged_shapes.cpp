@@ -8,7 +8,6 @@
 #include "core/check.hpp"
 #include "core/files.hpp"
 #include "core/settings.hpp"
-#include "core/utf8.hpp"
 #include "tuning_db/csv.hpp"
 #include "tuning_db/locations.hpp"
 
@@ -47,8 +46,7 @@ std::vector<PagedBenchShape> read_paged_shapes_csv(const std::filesystem::path& 
                       path.string());
     const std::string text = read_regular_file(path, "decode shapes file");
     const std::vector<std::string_view> lines = text_lines(text);
-    std::string_view header_line = lines.empty() ? std::string_view() : lines.front();
-    if (header_line.starts_with(kUtf8ByteOrderMark)) header_line.remove_prefix(kUtf8ByteOrderMark.size());
+    const std::string_view header_line = lines.empty() ? std::string_view() : lines.front();
     MQAJIT_CHECK(!header_line.empty(), "{} is empty; it needs a header line", path.string());
     std::map<std::string, std::size_t, std::less<>> column;
     const auto header = tuning::split_csv_line(header_line);

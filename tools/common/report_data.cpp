@@ -8,7 +8,6 @@
 
 #include "core/check.hpp"
 #include "core/files.hpp"
-#include "core/utf8.hpp"
 #include "tools/common/json_fields.hpp"
 #include "tuning_db/csv.hpp"
 #include "variants/arch.hpp"
@@ -156,8 +155,7 @@ ReportOp tuned_csv_op(const std::filesystem::path& csv) {
     MQAJIT_CHECK_KIND(not_found, std::filesystem::is_regular_file(csv), "tuned table {} does not exist", csv.string());
     const std::string text = read_regular_file(csv, "tuned table");
     const std::vector<std::string_view> lines = text_lines(text);
-    std::string_view header = lines.empty() ? std::string_view() : lines.front();
-    if (header.starts_with(kUtf8ByteOrderMark)) header.remove_prefix(kUtf8ByteOrderMark.size());
+    const std::string_view header = lines.empty() ? std::string_view() : lines.front();
     bool next_n = false, batch = false;
     for (const std::string& column : tuning::split_csv_line(header)) {
         next_n = next_n || column == "next_n";

@@ -38,8 +38,7 @@ std::vector<BenchShape> deepseek_v32_shapes() {
 std::vector<BenchShape> read_shapes_csv(const std::filesystem::path& path) {
     const std::string text = read_regular_file(path, "shapes file");
     const std::vector<std::string_view> lines = text_lines(text);
-    std::string_view header_line = lines.empty() ? std::string_view() : lines.front();
-    if (header_line.starts_with(kUtf8ByteOrderMark)) header_line.remove_prefix(kUtf8ByteOrderMark.size());
+    const std::string_view header_line = lines.empty() ? std::string_view() : lines.front();
     MQAJIT_CHECK(!header_line.empty(), "{} is empty; it needs a header line", path.string());
     std::map<std::string, std::size_t> column;
     const auto header = tuning::split_csv_line(header_line);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One device-machine session: unpack the carried Debian packages, build, run the whole test suite
 # (GPU tests for real), check the SASS for QGMMA, AOT-compile every variant and run the benchmark.
+# The packages come from scripts/device/fetch_gpu_deps.sh (.gpu-deps/, carried).
 # Usage (on the device machine, from the repo root): scripts/gpu_session.sh [STEP...]
 #   steps: build test sass aot bench micro demo (default: all of them in that order), and host:
 #   the Python host time per call (python/benchmarks/host_time.py, issue #12's bar)

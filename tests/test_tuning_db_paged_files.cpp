@@ -88,7 +88,9 @@ TEST_CASE("paged files: the shipped folder's files go to their own table only") 
         CHECK(file.filename().string().starts_with("paged_mqa_logits_tuned"));
         const auto table = tuning::read_csv_file<PagedShapeKey>(file);
         CHECK(table.problems.empty());
-        CHECK(table.rows.empty());  // no decode shape is tuned yet: it needs an H200
+        // Each model's file holds its H200-tuned rows (next_n 1-4 x 12 batches); the generic file is a header.
+        const bool per_model = file.filename().string().starts_with("paged_mqa_logits_tuned_");
+        CHECK(table.rows.size() == (per_model ? 48u : 0u));
     }
     // Read as the other table, each file fails on its header (never a row read under the wrong key).
     for (const auto& file : prefill) CHECK(tuning::read_csv_file<PagedShapeKey>(file).rows.empty());
@@ -152,11 +154,18 @@ TEST_CASE("paged files: build-system puts each CSV's rows in the table its name 
           std::string::npos);
 }
 
-TEST_CASE("paged files: the build's system database has the decode table, empty until tuned") {
+TEST_CASE("paged files: the build's system database has the shipped decode rows of both models") {
     const auto built = std::filesystem::path(MQAJIT_BINARY_DIR) / "share" / "mqajit" / "system_tuning.db";
     REQUIRE_MESSAGE(std::filesystem::exists(built), "build the mqajit_system_db target (plain `ninja` does)");
     sqlite::Database database(built, sqlite::OpenMode::read_only);
-    CHECK(tuning::count_rows<PagedShapeKey>(database) == 0);
+    const auto rows = tuning::select_all<PagedShapeKey>(database);
+    CHECK(rows.size() == 96);
+    for (const auto& row : rows) {
+        CAPTURE(row.origin);
+        CHECK(row.key.arch == "sm_90a");
+        CHECK((row.key.heads == 32 || row.key.heads == 64));
+        CHECK(row.origin.find("paged_mqa_logits_tuned_") != std::string::npos);
+    }
     CHECK(tuning::meta(database, "source_files").value_or("").find("tuning_db/configs/paged_mqa_logits_tuned.csv") !=
           std::string::npos);
     CHECK(tuning::meta(database, "source_files").value_or("").find("untuned") == std::string::npos);

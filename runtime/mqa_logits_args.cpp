@@ -35,18 +35,6 @@ void check_logits(const TensorView& logits, int max_seqlen_k, bool clean_logits)
     }
 }
 
-// NOTES: bf16 logits and compressed rows are in the API and checked like the rest, but no kernel
-// writes them yet; this is the one place that refuses them, to be removed with the kernel support.
-void refuse_what_the_kernels_lack(const TensorView& logits, int max_seqlen_k) {
-    MQAJIT_CHECK_KIND(unsupported, logits.dtype != DType::bfloat16,
-                      "bfloat16 logits are not supported yet by the kernels; pass float32 logits "
-                      "(logits_dtype=torch.float32)");
-    MQAJIT_CHECK_KIND(unsupported, max_seqlen_k == 0,
-                      "compressed rows (max_seqlen_k = {}) are not supported yet by the kernels; pass "
-                      "max_seqlen_k=0 for dense [S, N] rows",
-                      max_seqlen_k);
-}
-
 bool aligned(const void* pointer, std::uintptr_t bytes) {
     return reinterpret_cast<std::uintptr_t>(pointer) % bytes == 0;
 }
@@ -101,7 +89,6 @@ MqaLogitsArgs make_mqa_logits_args(const TensorView& q, const TensorView& kv, co
                  "logits must be aligned to its element size ({} bytes for {})", element_size_bytes(logits.dtype),
                  to_string(logits.dtype));
     MQAJIT_CHECK(s * logits.stride(0) < (std::int64_t{1} << 62), "logits is too large to index");
-    refuse_what_the_kernels_lack(logits, max_seqlen_k);
 
     MqaLogitsArgs args;
     args.shape = ProblemShape{.heads = static_cast<int>(h), .head_dim = static_cast<int>(d), .seq_len = s,
@@ -113,7 +100,7 @@ MqaLogitsArgs make_mqa_logits_args(const TensorView& q, const TensorView& kv, co
     p.weights = static_cast<const float*>(weights.data);
     p.cu_starts = static_cast<const int*>(cu_starts.data);
     p.cu_ends = static_cast<const int*>(cu_ends.data);
-    p.logits = static_cast<float*>(logits.data);
+    p.logits = logits.data;
     p.q_stride_s = q.stride(0);
     p.kv_stride_n = kv.stride(0);
     p.weights_stride_s = weights.stride(0);
@@ -123,6 +110,8 @@ MqaLogitsArgs make_mqa_logits_args(const TensorView& q, const TensorView& kv, co
     p.heads = static_cast<int>(h);
     p.head_dim = static_cast<int>(d);
     p.clean_logits = clean_logits ? 1 : 0;
+    p.logits_bf16 = logits.dtype == DType::bfloat16 ? 1 : 0;
+    p.compressed_columns = max_seqlen_k;
     p.num_kv_splits = 0;  // automatic; the family's plan fills in its count
     p.num_q_blocks = 1;
     return args;

@@ -135,13 +135,17 @@ TEST_CASE("mqa_logits: a negative kv_splits is refused before anything else happ
     CHECK(message.find("-2") != std::string::npos);
 }
 
-TEST_CASE("mqa_logits args: bf16 logits and compressed rows are checked, then refused until the kernels write them") {
+TEST_CASE("mqa_logits args: bf16 logits and compressed rows are checked and reach the kernel parameters") {
     ErrorKind kind = ErrorKind::internal;
     {
         Args a;
-        a.logits = TensorView::contiguous(fake(7), DType::bfloat16, {4, 100});
-        CHECK(error_of(a, &kind).find("bfloat16 logits are not supported yet by the kernels") != std::string::npos);
-        CHECK(kind == ErrorKind::unsupported);
+        a.logits = TensorView::strided(fake(7), DType::bfloat16, {4, 100}, {104, 1});
+        const MqaLogitsArgs args = make_mqa_logits_args(a.q, a.kv, a.kv_scales, a.weights, a.cu_starts, a.cu_ends,
+                                                        a.logits, true, 0);
+        CHECK(args.params.logits_bf16 == 1);
+        CHECK(args.params.compressed_columns == 0);
+        CHECK(args.params.logits_stride_s == 104);  // elements of the output's dtype
+        CHECK(args.params.logits == fake(7));
     }
     {
         Args a;  // a bad bf16 view is still a bad view
@@ -166,9 +170,11 @@ TEST_CASE("mqa_logits args: bf16 logits and compressed rows are checked, then re
     };
     Args a;
     a.logits = TensorView::contiguous(fake(7), DType::float32, {4, 16});
-    CHECK(compressed_error(a, 16, false, &kind).find("compressed rows (max_seqlen_k = 16) are not supported yet") !=
-          std::string::npos);
-    CHECK(kind == ErrorKind::unsupported);
+    const MqaLogitsArgs args =
+        make_mqa_logits_args(a.q, a.kv, a.kv_scales, a.weights, a.cu_starts, a.cu_ends, a.logits, false, 16);
+    CHECK(args.params.compressed_columns == 16);
+    CHECK(args.params.logits_bf16 == 0);
+    CHECK(args.params.seq_len_kv == 100);  // the keys stay N; only the rows are compressed
     CHECK(compressed_error(a, 16, true, &kind).find("need clean_logits=False") != std::string::npos);
     CHECK(kind == ErrorKind::invalid_argument);
     CHECK(compressed_error(a, 17, false, &kind).find("max_seqlen_k (compressed rows) = 17") != std::string::npos);

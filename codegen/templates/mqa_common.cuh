@@ -55,6 +55,21 @@ MQA_HOST_DEVICE unsigned e4m3x2_to_f16x2_scaled(unsigned bits, int byte_lo, int 
 }
 inline constexpr float kF16ScaledProductCorrection = 65536.0f;  // 2^16 = 1 / (2^-8 * 2^-8)
 
+// ---- bfloat16 -------------------------------------------------------------------------------------
+
+// The bfloat16 bit pattern of `value`, rounded to nearest even; NaN stays a (quiet) NaN.
+MQA_HOST_DEVICE unsigned short float_to_bf16_bits(float value) {
+    unsigned bits;
+#if defined(__CUDA_ARCH__)
+    bits = __float_as_uint(value);
+#else
+    __builtin_memcpy(&bits, &value, sizeof bits);
+#endif
+    if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<unsigned short>((bits >> 16) | 0x40u);
+    bits += 0x7FFFu + ((bits >> 16) & 1u);
+    return static_cast<unsigned short>(bits >> 16);
+}
+
 // ---- KV windows -----------------------------------------------------------------------------------
 
 // A half-open column range [begin, end); empty when end <= begin.
@@ -144,12 +159,6 @@ __device__ __forceinline__ float negative_infinity() { return __int_as_float(0xF
 
 __device__ __forceinline__ unsigned shared_address(const void* pointer) {
     return static_cast<unsigned>(__cvta_generic_to_shared(pointer));
-}
-
-// Writes -inf to columns `columns` of one logits row, the calling threads striding by `num_threads`.
-__device__ __forceinline__ void fill_negative_infinity(float* row, Range columns, int thread, int num_threads) {
-    const float value = negative_infinity();
-    for (int column = columns.begin + thread; column < columns.end; column += num_threads) row[column] = value;
 }
 
 // ---- cp.async (sm_80+) ---------------------------------------------------------------------------

@@ -15,7 +15,7 @@ struct MqaLogitsParams {
     const float* weights;       // [S, H]: h stride 1
     const int* cu_starts;       // [S]
     const int* cu_ends;         // [S]
-    float* logits;              // [S, N]: n stride 1
+    void* logits;               // float32, or bfloat16 with logits_bf16; [S, N] (or [S, compressed_columns]): n stride 1
 
     long long q_stride_s;       // elements
     long long kv_stride_n;      // elements
@@ -29,7 +29,8 @@ struct MqaLogitsParams {
     int clean_logits;           // 1: write -inf outside each row's window
     int num_kv_splits;          // KV ranges per q-block, chosen at launch
     int num_q_blocks;           // ceil(S / rows per block)
-    int reserved;
+    int logits_bf16;            // 1: logits are bfloat16 (rounded to nearest even), 0: float32
+    int compressed_columns;     // 0: dense rows. > 0: row i holds key column j at j - cu_starts[i], below this count
 
     MqaTensorMap tma_q;         // 3-D map over q (d, h, s), for TMA families
     MqaTensorMap tma_kv;        // 2-D map over kv (d, n), for TMA families

@@ -4,9 +4,10 @@
 // and clang -x hip (AMD, with hip_minimal.cuh) compile it at build time, under one name.
 // Launch: grid (ceil(N / 128), min(S, 65535)), block 128, no shared memory; rows past the grid's
 // height loop. With clean_logits it writes -inf outside each row's clamped window, otherwise the
-// value everywhere.
+// value everywhere the row holds (mqa_logits_output.cuh: bf16 and compressed rows too).
 
 #include "mqa_device_common.cuh"
+#include "mqa_logits_output.cuh"
 #include "mqa_logits_params.cuh"
 
 #if defined(__CUDACC__) || defined(__HIP_DEVICE_COMPILE__)
@@ -21,10 +22,11 @@ __device__ __forceinline__ void logits_column(const MqaLogitsParams& p, int kv, 
     const unsigned char* kv_row = p.kv + kv * p.kv_stride_n;
 
     for (int row = first_row; row < p.seq_len; row += row_step) {
-        float* out = p.logits + row * p.logits_stride_s + kv;
+        const mqa_output::LogitsRow out = mqa_output::logits_row(p, row);
+        if (kv < out.stored.begin || kv >= out.stored.end) continue;
         const mqa::Range window = mqa::clamp_window(p.cu_starts[row], p.cu_ends[row], p.seq_len_kv);
         if (p.clean_logits && (kv < window.begin || kv >= window.end)) {
-            *out = negative_infinity();
+            mqa_output::store(p, out.base, kv, negative_infinity());
             continue;
         }
         float weighted_sum = 0.0f;
@@ -34,7 +36,7 @@ __device__ __forceinline__ void logits_column(const MqaLogitsParams& p, int kv, 
             for (int d = 0; d < p.head_dim; ++d) dot += mqa::e4m3_to_float(q_row[d]) * mqa::e4m3_to_float(kv_row[d]);
             weighted_sum += p.weights[row * p.weights_stride_s + head] * (dot > 0.0f ? dot : 0.0f);
         }
-        *out = p.kv_scales[kv] * weighted_sum;
+        mqa_output::store(p, out.base, kv, p.kv_scales[kv] * weighted_sum);
     }
 }
 

@@ -33,8 +33,8 @@ struct MqaLogitsOptions {
     int num_sms = 0;
     // 0: dense rows, logits is [S, N] and row i holds logits[i, j] at column j. A positive count:
     // compressed rows, logits is [S, max_seqlen_k] and row i holds logits[i, cu_starts[i] + c] at
-    // column c < max_seqlen_k; needs clean_logits = false. (Not supported yet by the kernels: the
-    // call is refused with Error(unsupported).)
+    // column c < max_seqlen_k; needs clean_logits = false. Columns past a row's window (and before
+    // a negative cu_starts[i]) hold anything; no kernel writes outside [0, max_seqlen_k).
     int max_seqlen_k = 0;
     DispatchReport* report = nullptr;
 };
@@ -45,8 +45,7 @@ struct MqaLogitsOptions {
 // weights:    float32 [S, H], h dense
 // cu_starts:  int32 [S], dense;  cu_ends: int32 [S], dense
 // logits:     float32 [S, N], n dense, row stride >= N (padded rows are fine); [S, max_seqlen_k]
-//             with compressed rows. bfloat16 logits are part of the contract but not supported
-//             yet by the kernels (Error(unsupported)).
+//             with compressed rows; or bfloat16 (the float32 values rounded to nearest even).
 // All pointers are device memory of the current context. The call is asynchronous on `stream`,
 // never synchronizes, and allocates nothing after the first call for a shape (graph-capturable).
 // Bad input raises mqajit::Error (invalid_argument) before anything is launched.

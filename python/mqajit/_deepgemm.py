@@ -39,7 +39,7 @@ def fp8_fp4_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, cle
     """DeepGEMM's fp8_fp4_mqa_logits: q = (q, q_scale) and kv = (kv, kv_scales); q_scale None selects
     FP8 (q float8_e4m3fn, kv_scales float32), the only mode mqajit has: a q_scale (FP4) is refused
     with ValueError of kind 'unsupported'. logits_dtype: torch.float32 (None means it) or
-    torch.bfloat16 (checked and passed on; the kernels do not write bf16 yet). Otherwise as
+    torch.bfloat16 (the fp32 logits rounded to nearest even, written by the kernel). Otherwise as
     fp8_mqa_logits.
     """
     q, q_scale = _pair("fp8_fp4_mqa_logits", "q", q, "(q, q_scale)")

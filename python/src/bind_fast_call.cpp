@@ -184,8 +184,8 @@ constexpr const char* kMqaLogitsDoc =
     "variant: None lets the tuning table decide, \"baseline\" picks the pre-built kernel, anything\n"
     "else names a variant. report: a dict to fill with the serving \"kernel\" and the \"reason\".\n"
     "max_seqlen_k > 0 asks for compressed rows ([S, max_seqlen_k], row i holds logits[i, cu_starts[i] + c];\n"
-    "needs clean_logits=False) and logits_dtype=torch.bfloat16 for bf16 logits when out is None: both are\n"
-    "checked and passed to the library, whose kernels do not write them yet (ValueError, kind 'unsupported').\n"
+    "needs clean_logits=False) and logits_dtype=torch.bfloat16 for bf16 logits when out is None (a bf16 out\n"
+    "works too): the kernels write both in their one pass.\n"
     "The SM cap of mqajit.set_num_sms() applies. Bad input raises ValueError; runtime failures RuntimeError.\n"
     "One crossing into C++: the tensors are read there; anything unusual takes the checked Python path.";
 

@@ -244,20 +244,22 @@ def test_calls_that_do_not_bind_raise_pythons_own_type_errors():
     assert _arguments.bind("f", (kv, scales), (weights, starts, ends), {})[:3] == (kv, scales, weights)
 
 
-def test_bf16_logits_and_compressed_rows_are_allocated_as_asked_and_refused_by_the_library_for_now():
+def test_bf16_logits_and_compressed_rows_are_allocated_as_asked_and_reach_the_kernels():
+    no_gpu_here()
     torch = FakeTorch().install()
     t = problem()
     pair = (t["kv"], t["kv_scales"])
     rest = (t["weights"], t["cu_starts"], t["cu_ends"])
-    error = expect_error(ValueError, lambda: mqajit.mqa_logits(t["q"], pair, *rest, logits_dtype=BFLOAT16),
-                         "bfloat16 logits are not supported yet by the kernels")
-    assert error.kind == "unsupported"
+    # Past every check, the call stops only at the missing driver, with the output allocated as asked.
+    expect_error(RuntimeError, lambda: mqajit.mqa_logits(t["q"], pair, *rest, logits_dtype=BFLOAT16), "no CUDA device")
     assert torch.allocations[-1] == ((S, N), (128, 1), BFLOAT16, CUDA0)  # 64 bf16 = 128 bytes
-    error = expect_error(ValueError, lambda: mqajit.fp8_mqa_logits(t["q"], pair, *rest, clean_logits=False,
-                                                                   max_seqlen_k=40),
-                         "compressed rows (max_seqlen_k = 40) are not supported yet by the kernels")
-    assert error.kind == "unsupported"
+    expect_error(RuntimeError, lambda: mqajit.fp8_mqa_logits(t["q"], pair, *rest, clean_logits=False, max_seqlen_k=40),
+                 "no CUDA device")
     assert torch.allocations[-1] == ((S, 40), (64, 1), FLOAT32, CUDA0)
+    expect_error(RuntimeError, lambda: mqajit.fp8_fp4_mqa_logits((t["q"], None), pair, *rest, clean_logits=False,
+                                                                  max_seqlen_k=40, logits_dtype=BFLOAT16),
+                 "no CUDA device")
+    assert torch.allocations[-1] == ((S, 40), (64, 1), BFLOAT16, CUDA0)
     expect_error(ValueError, lambda: mqajit.fp8_mqa_logits(t["q"], pair, *rest, max_seqlen_k=40),
                  "need clean_logits=False")
     expect_error(ValueError, lambda: mqajit.mqa_logits(t["q"], pair, *rest, logits_dtype=INT32),

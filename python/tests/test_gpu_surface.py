@@ -71,41 +71,50 @@ def test_deepgemm_surface_matches_the_torch_reference():
     assert raised.value.kind == "unsupported"
 
 
-def _or_skip_until_the_kernels_write_it(call):
-    try:
-        return call()
-    except ValueError as error:
-        if getattr(error, "kind", None) == "unsupported" and "not supported yet by the kernels" in str(error):
-            pytest.skip(str(error))
-        raise
-
-
-def test_bf16_logits_match_the_reference_once_the_kernels_write_them():
+def test_bf16_logits_are_the_fp32_logits_rounded_to_nearest_even():
     problem = Problem(200, 32, 3000, "random", seed=43)
     expected, inside = torch_reference(problem)
-    logits = _or_skip_until_the_kernels_write_it(
-        lambda: mqajit.fp8_fp4_mqa_logits(**deepgemm_keywords(problem, logits_dtype=torch.bfloat16)))
+    dense = mqajit.fp8_fp4_mqa_logits(**deepgemm_keywords(problem))
+    logits = mqajit.fp8_fp4_mqa_logits(**deepgemm_keywords(problem, logits_dtype=torch.bfloat16))
     torch.cuda.synchronize()
     assert logits.dtype == torch.bfloat16 and tuple(logits.shape) == (200, 3000)
+    assert torch.equal(logits, dense.to(torch.bfloat16))  # the same kernel's values, one rounding
     assert torch.equal(torch.isneginf(logits), torch.isneginf(expected))
     assert calc_diff(logits[inside].float(), expected[inside]) < 1e-3  # bf16 rounding of each logit
+    # Into a caller's padded, NaN-poisoned output: the padding stays untouched.
+    storage = torch.full((200, 3008), float("nan"), dtype=torch.bfloat16, device="cuda")
+    mqajit.mqa_logits(*problem.arguments(), out=storage[:, :3000], variant="baseline")
+    torch.cuda.synchronize()
+    assert torch.equal(storage[:, :3000], mqajit.mqa_logits(*problem.arguments(), variant="baseline").to(torch.bfloat16))
+    assert torch.isnan(storage[:, 3000:]).all()
 
 
-def test_compressed_rows_match_the_reference_once_the_kernels_write_them():
+@pytest.mark.parametrize("logits_dtype", [torch.float32, torch.bfloat16] if torch else [None])
+def test_compressed_rows_hold_the_dense_rows_from_each_start(logits_dtype):
     problem = Problem(300, 64, 4000, "packed", seed=47)
     expected, inside = torch_reference(problem, clean_logits=False)
+    dense = mqajit.fp8_mqa_logits(*problem.arguments(), clean_logits=False)
     starts = problem.cu_starts.long().clamp(0, 4000)
     lengths = (problem.cu_ends.long().clamp(0, 4000) - starts).clamp(min=0)
     max_seqlen_k = int(lengths.max())
-    logits = _or_skip_until_the_kernels_write_it(lambda: mqajit.fp8_mqa_logits(
-        problem.q, (problem.kv, problem.kv_scales), problem.weights, problem.cu_starts, problem.cu_ends,
-        clean_logits=False, max_seqlen_k=max_seqlen_k))
+    logits = mqajit.fp8_fp4_mqa_logits((problem.q, None), (problem.kv, problem.kv_scales), problem.weights,
+                                       problem.cu_starts, problem.cu_ends, clean_logits=False,
+                                       max_seqlen_k=max_seqlen_k, logits_dtype=logits_dtype)
     torch.cuda.synchronize()
-    assert tuple(logits.shape) == (300, max_seqlen_k)
+    assert tuple(logits.shape) == (300, max_seqlen_k) and logits.dtype == logits_dtype
     columns = torch.arange(max_seqlen_k, device="cuda")
     valid = columns[None, :] < lengths[:, None]
     source = (starts[:, None] + columns[None, :]).clamp(max=3999)
-    assert calc_diff(logits[valid], expected.gather(1, source)[valid]) < 1e-5
+    assert torch.equal(logits[valid], dense.gather(1, source)[valid].to(logits_dtype))
+    assert calc_diff(logits[valid].float(), expected.gather(1, source)[valid]) < (1e-5 if logits_dtype == torch.float32
+                                                                                   else 1e-3)
+    # A caller's padded output, poisoned: nothing lands past max_seqlen_k.
+    storage = torch.full((300, max_seqlen_k + 16), float("nan"), dtype=logits_dtype, device="cuda")
+    mqajit.mqa_logits(*problem.arguments(), clean_logits=False, out=storage[:, :max_seqlen_k],
+                      max_seqlen_k=max_seqlen_k)
+    torch.cuda.synchronize()
+    assert torch.equal(storage[:, :max_seqlen_k][valid], logits[valid])
+    assert torch.isnan(storage[:, max_seqlen_k:]).all()
 
 
 def test_num_sms_caps_keep_the_results_bitwise():

@@ -61,19 +61,22 @@ def test_dtype_mqajit_lacks_is_a_value_error_saying_what_it_takes():
                  "kv has dtype bfloat16; it must be float8_e4m3")
 
 
-def test_bf16_logits_and_compressed_rows_reach_the_library_which_refuses_them_for_now():
-    error = expect_error(ValueError, call_with(logits=(0x700000, "bfloat16", (S, N), (128, 1))),
-                         "bfloat16 logits are not supported yet by the kernels")
-    assert error.kind == "unsupported"
+def test_bf16_logits_and_compressed_rows_pass_the_checks_and_bad_ones_do_not():
+    if mqajit.runtime_status().gpu_available:
+        skip("a GPU is present: made-up addresses must not reach a kernel")
+    # Accepted: each call gets past every argument check and stops only at the missing driver.
+    expect_error(RuntimeError, call_with(logits=(0x700000, "bfloat16", (S, N), (128, 1))), "no CUDA device")
     compressed = (0x700000, "float32", (S, 16), (128, 1))
-    expect_error(ValueError, call_with(logits=compressed), "N from kv")
     views = {**good_views(), "logits": compressed}
-    error = expect_error(ValueError, lambda: _mqajit.mqa_logits(**views, clean_logits=False, max_seqlen_k=16),
-                         "compressed rows (max_seqlen_k = 16) are not supported yet by the kernels")
-    assert error.kind == "unsupported"
+    expect_error(RuntimeError, lambda: _mqajit.mqa_logits(**views, clean_logits=False, max_seqlen_k=16),
+                 "no CUDA device")
+    expect_error(RuntimeError, lambda: _mqajit.mqa_logits_reference(**views, clean_logits=False, max_seqlen_k=16),
+                 "no CUDA device")
+    # Refused: a compressed view without max_seqlen_k, or with clean_logits, or of the wrong width.
+    expect_error(ValueError, call_with(logits=compressed), "N from kv")
     expect_error(ValueError, lambda: _mqajit.mqa_logits(**views, max_seqlen_k=16), "need clean_logits=False")
-    expect_error(ValueError, lambda: _mqajit.mqa_logits_reference(**views, clean_logits=False, max_seqlen_k=16),
-                 "not supported yet by the kernels")
+    expect_error(ValueError, lambda: _mqajit.mqa_logits(**views, clean_logits=False, max_seqlen_k=17),
+                 "max_seqlen_k (compressed rows) = 17")
 
 
 def test_num_sms_reaches_the_library_and_the_setting_is_checked():

@@ -91,7 +91,7 @@ void BM_empty_kernel_launch(benchmark::State& state) {
     request.source =
         "#include \"mqa_logits_params.cuh\"\n"
         "extern \"C\" __global__ void mqajit_empty(const __grid_constant__ MqaLogitsParams p) {\n"
-        "    if (p.seq_len < 0) p.logits[threadIdx.x] = 0.f;\n"
+        "    if (p.seq_len < 0) static_cast<float*>(p.logits)[threadIdx.x] = 0.f;\n"
         "}\n";
     request.source_name = "empty.cu";
     request.kernel_name = "mqajit_empty";

@@ -21,6 +21,7 @@
 
 #include "fake_hip_control.hpp"
 #include "mqa_common.cuh"
+#include "mqa_logits_output.cuh"
 #include "mqa_logits_params.cuh"
 #include "paged_mqa_logits_params.cuh"
 
@@ -88,10 +89,10 @@ bool env_flag(const char* name) {
 void compute_logits(const MqaLogitsParams& p, float scale) {
     for (int row = 0; row < p.seq_len; ++row) {
         const mqa::Range window = mqa::clamp_window(p.cu_starts[row], p.cu_ends[row], p.seq_len_kv);
-        for (int kv = 0; kv < p.seq_len_kv; ++kv) {
-            float& out = p.logits[row * p.logits_stride_s + kv];
+        const mqa_output::LogitsRow out = mqa_output::logits_row(p, row);
+        for (int kv = out.stored.begin; kv < out.stored.end; ++kv) {
             if (kv < window.begin || kv >= window.end) {
-                if (p.clean_logits) out = -__builtin_inff();
+                if (p.clean_logits) mqa_output::store(p, out.base, kv, -__builtin_inff());
                 continue;
             }
             float sum = 0;
@@ -103,7 +104,7 @@ void compute_logits(const MqaLogitsParams& p, float scale) {
                 }
                 sum += p.weights[row * p.weights_stride_s + head] * (dot > 0 ? dot : 0);
             }
-            out = scale * p.kv_scales[kv] * sum;
+            mqa_output::store(p, out.base, kv, scale * p.kv_scales[kv] * sum);
         }
     }
 }

@@ -16,6 +16,7 @@
 // with gfx9_lds_bytes(). The MFMA instructions, fp8 formats and lane layouts are gfx9_mfma.cuh's.
 
 #include "gfx9_mfma.cuh"
+#include "mqa_logits_output.cuh"
 #include "mqa_logits_params.cuh"
 
 namespace mqa_gfx9 {
@@ -124,7 +125,7 @@ struct MfmaKernel {
                     weights[mt][a] = p.weights[row * p.weights_stride_s + head] * kProductScale;
                 }
             }
-            float* logits_row = p.logits + row * p.logits_stride_s;
+            const mqa_output::LogitsRow logits_row = mqa_output::logits_row(p, row);
 
             #pragma unroll 1
             for (int nt = 0; nt < kNTiles; ++nt) {
@@ -151,7 +152,8 @@ struct MfmaKernel {
                 const int kv = tile * kBlockKv + nt * kM + column_in_tile;
                 if (lane < kM && kv < p.seq_len_kv) {
                     const bool masked = p.clean_logits && (kv < window.begin || kv >= window.end);
-                    logits_row[kv] = masked ? hip_minimal::negative_infinity() : sum * p.kv_scales[kv];
+                    mqa_output::store_if_held(p, logits_row, kv,
+                                              masked ? hip_minimal::negative_infinity() : sum * p.kv_scales[kv]);
                 }
             }
         }
@@ -188,11 +190,9 @@ struct MfmaKernel {
         }
         if (p.clean_logits) {
             for (int r = 0; r < kBlockRows && first_row + r < p.seq_len; ++r) {
-                float* logits_row = p.logits + (first_row + r) * p.logits_stride_s;
-                for (int c = work.fill_before.begin + thread; c < work.fill_before.end; c += kThreads)
-                    logits_row[c] = hip_minimal::negative_infinity();
-                for (int c = work.fill_after.begin + thread; c < work.fill_after.end; c += kThreads)
-                    logits_row[c] = hip_minimal::negative_infinity();
+                const mqa_output::LogitsRow logits_row = mqa_output::logits_row(p, first_row + r);
+                mqa_output::fill_negative_infinity(p, logits_row, work.fill_before, thread, kThreads);
+                mqa_output::fill_negative_infinity(p, logits_row, work.fill_after, thread, kThreads);
             }
         }
         if (num_tiles == 0) return;  // uniform across the block

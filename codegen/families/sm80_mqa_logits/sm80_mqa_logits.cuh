@@ -14,6 +14,7 @@
 // shared_layout() and the unit tests replay the lane mappings on the CPU.
 
 #include "mqa_common.cuh"
+#include "mqa_logits_output.cuh"
 #include "mqa_logits_params.cuh"
 
 namespace mqa_sm80 {
@@ -328,7 +329,7 @@ struct MmaKernel {
             const bool masked = p.clean_logits && (kv < window.begin || kv >= window.end);
             const float value =
                 masked ? mqa::negative_infinity() : staging[r * kStagingStride + column] * p.kv_scales[kv];
-            p.logits[row * p.logits_stride_s + kv] = value;
+            mqa_output::store_if_held(p, mqa_output::logits_row(p, row), kv, value);
         }
     }
 
@@ -380,9 +381,9 @@ struct MmaKernel {
         }
         if (p.clean_logits) {
             for (int r = 0; r < kRows && first_row + r < p.seq_len; ++r) {
-                float* logits_row = p.logits + (first_row + r) * p.logits_stride_s;
-                mqa::fill_negative_infinity(logits_row, work.fill_before, threadIdx.x, kThreads);
-                mqa::fill_negative_infinity(logits_row, work.fill_after, threadIdx.x, kThreads);
+                const mqa_output::LogitsRow logits_row = mqa_output::logits_row(p, first_row + r);
+                mqa_output::fill_negative_infinity(p, logits_row, work.fill_before, threadIdx.x, kThreads);
+                mqa_output::fill_negative_infinity(p, logits_row, work.fill_after, threadIdx.x, kThreads);
             }
         }
         if (num_tiles == 0) return;

@@ -12,7 +12,6 @@ namespace mqa_sm90 {
 // Writes -inf to the unit's columns outside its computed tiles; math threads share the work.
 template <class C>
 __device__ __forceinline__ void fill_uncomputed(const MqaLogitsParams& p, const Unit& unit, int math_thread) {
-    const float negative_infinity = -__int_as_float(0x7f800000);
     const int computed_begin = min(unit.col_end, unit.tile_begin * C::kBlockKv);
     const int computed_end = unit.tile_end == unit.tile_begin ? computed_begin
                                                               : min(unit.col_end, unit.tile_end * C::kBlockKv);
@@ -20,11 +19,9 @@ __device__ __forceinline__ void fill_uncomputed(const MqaLogitsParams& p, const 
     for (int r = 0; r < C::kRows; ++r) {
         const int row = unit.first_row + r;
         if (row >= p.seq_len) break;
-        float* out = p.logits + static_cast<long long>(row) * p.logits_stride_s;
-        for (int col = unit.col_begin + math_thread; col < computed_begin; col += kMathThreads)
-            out[col] = negative_infinity;
-        for (int col = computed_end + math_thread; col < unit.col_end; col += kMathThreads)
-            out[col] = negative_infinity;
+        const mqa_output::LogitsRow out = mqa_output::logits_row(p, row);
+        mqa_output::fill_negative_infinity(p, out, mqa::Range{unit.col_begin, computed_begin}, math_thread, kMathThreads);
+        mqa_output::fill_negative_infinity(p, out, mqa::Range{computed_end, unit.col_end}, math_thread, kMathThreads);
     }
 }
 

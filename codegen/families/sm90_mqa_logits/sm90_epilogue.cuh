@@ -9,6 +9,7 @@
 // copy of that half, so every lane ends up owning whole results (one shuffle per kept value instead
 // of a full butterfly per value) and every lane stores without divergence.
 
+#include "mqa_logits_output.cuh"
 #include "sm90_primitives.cuh"
 
 namespace mqa_sm90 {
@@ -50,14 +51,16 @@ __device__ __forceinline__ void reduce_quad(float (&sums)[2 * kRows], int quad_l
     }
 }
 
-// Where one lane's results of a q-block go: the output row of each held result and its window.
+// Where one lane's results of a q-block go: the output row of each held result and its bounds.
+// Dense rows: `lower`/`upper` are the row's clamped window (for clean_logits' -inf) and every column
+// below N is stored. Compressed rows (no clean_logits): they are the key columns the row holds.
 template <int kRows>
 struct OwnedResults {
     using R = QuadReduction<kRows>;
-    float* row_start[R::kHeld];  // null when the row is past seq_len
-    int half[R::kHeld];          // 0: KV column col, 1: col + 8
-    int window_begin[R::kHeld];
-    int window_end[R::kHeld];
+    char* row_base[R::kHeld];  // mqa_output::LogitsRow::base; null when the row is past seq_len
+    int half[R::kHeld];        // 0: KV column col, 1: col + 8
+    int lower[R::kHeld];
+    int upper[R::kHeld];
 
     __device__ __forceinline__ void load(const MqaLogitsParams& p, int first_row, int quad_lane) {
 #pragma unroll
@@ -66,21 +69,31 @@ struct OwnedResults {
             const int row = first_row + item / 2;
             half[k] = item % 2;
             const bool valid = R::stores(quad_lane) && row < p.seq_len;
-            row_start[k] = valid ? p.logits + static_cast<long long>(row) * p.logits_stride_s : nullptr;
-            const int begin = valid ? p.cu_starts[row] : 0;
-            const int end = valid ? p.cu_ends[row] : 0;
-            window_begin[k] = begin < 0 ? 0 : begin;
-            window_end[k] = end > p.seq_len_kv ? p.seq_len_kv : end;
+            row_base[k] = nullptr;
+            lower[k] = upper[k] = 0;
+            if (valid) {
+                const mqa_output::LogitsRow out = mqa_output::logits_row(p, row);
+                row_base[k] = out.base;
+                const mqa::Range window = p.compressed_columns > 0
+                                              ? out.stored
+                                              : mqa::clamp_window(p.cu_starts[row], p.cu_ends[row], p.seq_len_kv);
+                lower[k] = window.begin;
+                upper[k] = window.end;
+            }
         }
     }
 
     // Stores result k for KV column base_col + 8 * half; value is already scaled.
     __device__ __forceinline__ void store(const MqaLogitsParams& p, int k, int base_col, float value) const {
         const int col = base_col + 8 * half[k];
-        if (row_start[k] != nullptr && col < p.seq_len_kv) {
-            if (p.clean_logits && (col < window_begin[k] || col >= window_end[k])) value = -__int_as_float(0x7f800000);
-            row_start[k][col] = value;
+        if (row_base[k] == nullptr) return;
+        if (p.compressed_columns > 0) {
+            if (col < lower[k] || col >= upper[k]) return;
+        } else {
+            if (col >= p.seq_len_kv) return;
+            if (p.clean_logits && (col < lower[k] || col >= upper[k])) value = -__int_as_float(0x7f800000);
         }
+        mqa_output::store(p, row_base[k], col, value);
     }
 };
 

@@ -388,6 +388,9 @@ TEST_CASE("paged cli: bench and tune --op paged_mqa_logits refuse bad usage with
     CHECK(contains(output, "add --op paged_mqa_logits"));
     CHECK(cli("bench --op paged_mqa_logits --kv-splits 2", &output) == 2);
     CHECK(contains(output, "--kv-splits is for mqa_logits"));
+    CHECK(cli("bench --op paged_mqa_logits --logits-dtype bfloat16", &output) == 2);
+    CHECK(contains(output, "--logits-dtype is for mqa_logits"));
+    CHECK(cli("bench --logits-dtype float16", &output) == 2);
     CHECK(cli("bench --op paged_mqa_logits --shapes glm5 --batch 4", &output) == 2);
     CHECK(cli("bench --op paged_mqa_logits --batch 4", &output) == 2);
     CHECK(contains(output, "need --batch and --context-len"));

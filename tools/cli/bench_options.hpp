@@ -14,6 +14,7 @@ struct BenchOptions {
     std::string variant;  // empty: what dispatch picks
     std::optional<std::string> clean_logits;  // --clean-logits: 0, 1 or 0,1
     int kv_splits = 0;    // prefill: forwarded to MqaLogitsOptions::kv_splits for every kernel but the baseline
+    std::string logits_dtype = "float32";  // prefill: float32 or bfloat16 logits
     int runs = 50;
     int warmup = 5;
     bool check = false;

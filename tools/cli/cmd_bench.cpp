@@ -64,7 +64,7 @@ ModePlan plan_mode(const BenchOptions& o, Device& device, const tools::BenchShap
     ModePlan plan;
     plan.result = tools::BenchResult{.shape = s, .arch = Arch::parse(device.arch()).name,
                                      .cu_num = device.multiprocessor_count(), .kv_splits = o.kv_splits,
-                                     .checked = o.check};
+                                     .logits_dtype = o.logits_dtype, .checked = o.check};
     plan.timed = candidate_variants(o.variant, device, s);
     plan.compare_candidates = !plan.timed.empty();
     if (plan.compare_candidates) {
@@ -86,8 +86,10 @@ std::vector<tools::BenchResult> bench_shape(const BenchOptions& o, Device& devic
                                             const std::vector<tools::BenchShape>& modes, std::uint64_t seed,
                                             int& failures) {
     const tools::BenchShape& s = modes.front();
-    tools::DeviceProblem problem(device, tools::make_problem(s.seq_len, s.seq_len_kv, s.heads, s.head_dim,
-                                                             tools::MaskKind::causal, seed));
+    tools::DeviceProblem problem(device,
+                                 tools::make_problem(s.seq_len, s.seq_len_kv, s.heads, s.head_dim,
+                                                     tools::MaskKind::causal, seed),
+                                 o.logits_dtype == "bfloat16" ? DType::bfloat16 : DType::float32);
     auto options_for = [&](const tools::BenchShape& mode, const std::string& variant, void* stream) {
         return MqaLogitsOptions{.clean_logits = tools::clean_logits_of(mode), .stream = stream, .variant = variant,
                                 .kv_splits = variant == "baseline" ? 0 : o.kv_splits};
@@ -144,8 +146,9 @@ int run_bench(const BenchOptions& o) {
     nlohmann::json rows = nlohmann::json::array();
     int failures = 0;
     if (!o.json) {
-        fmt::print("# {} ({}, {} SMs), causal masks, median of {} runs, L2 flushed, a shape's kernels (of every "
-                   "mode given) timed in turn\n", device.name(), device.arch(), device.multiprocessor_count(), o.runs);
+        fmt::print("# {} ({}, {} SMs), causal masks, {} logits, median of {} runs, L2 flushed, a shape's kernels (of "
+                   "every mode given) timed in turn\n", device.name(), device.arch(), device.multiprocessor_count(),
+                   o.logits_dtype, o.runs);
         fmt::print("{}\n", tools::bench_table_header());
     }
     std::uint64_t seed = 1;
@@ -168,6 +171,8 @@ void check_options_of_op(const BenchOptions& o) {
                  "--context-len give decode shapes: add --op paged_mqa_logits");
     MQAJIT_CHECK(!decode || o.kv_splits == 0, "--kv-splits is for mqa_logits (prefill) kernels; paged_mqa_logits "
                  "kernels split the cache blocks over the SMs themselves");
+    MQAJIT_CHECK(!decode || o.logits_dtype == "float32", "--logits-dtype is for mqa_logits (prefill); "
+                 "paged_mqa_logits writes float32 logits");
     MQAJIT_CHECK(!decode || !o.shapes || !o.decode_flags_given(), "give decode shapes either with --shapes "
                  "(glm5, deepseek or a CSV) or with --batch/--next-n/--heads/--context-len, not both");
 }
@@ -216,6 +221,10 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
                         "Force this many KV splits per query block on the timed kernels (wgmma family; 0: its own rule). "
                         "The baseline keeps its own rule")
         ->check(CLI::Range(0, 1 << 20));
+    command->add_option("--logits-dtype", options->logits_dtype,
+                        "The logits the prefill kernels write: float32 (default) or bfloat16 (rounded in the kernel; "
+                        "--check then compares with the reference kernel's bf16 logits)")
+        ->check(CLI::IsMember({"float32", "bfloat16"}));
     command->add_option("--runs", options->runs, "Timed runs per kernel (median reported)")->check(CLI::Range(3, 100000));
     command->add_option("--warmup", options->warmup, "Warm-up runs per kernel")->check(CLI::Range(0, 1000));
     command->add_flag("--check", options->check,

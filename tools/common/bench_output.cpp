@@ -28,7 +28,7 @@ nlohmann::json bench_json_row(const BenchResult& r) {
             {"kernel", r.kernel}, {"reason", r.reason}, {"variants_us", variants}, {"us", r.chosen.median_us},
             {"min_us", r.chosen.min_us}, {"flops", r.flops}, {"tflops", r.flops / r.chosen.median_us * 1e-6},
             {"baseline_us", r.baseline.median_us}, {"floor_us", floor_us(r.flops, s.seq_len, s.seq_len_kv)},
-            {"runs", r.chosen.runs}, {"kv_splits", r.kv_splits}, {"checked", r.checked},
+            {"runs", r.chosen.runs}, {"kv_splits", r.kv_splits}, {"logits_dtype", r.logits_dtype}, {"checked", r.checked},
             {"check_failed", !r.verdict.empty()}};
 }
 

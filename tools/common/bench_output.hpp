@@ -25,6 +25,7 @@ struct BenchResult {
     Timing baseline{};     // the baseline kernel's, in the same mode and measurement
     double flops = 0;
     int kv_splits = 0;
+    std::string logits_dtype = "float32";  // what the kernels wrote: float32 or bfloat16
     bool checked = false;
     std::string verdict{};  // " CHECK FAILED ..." for each failed check; empty when none failed
 };

@@ -8,14 +8,26 @@
 #include "tools/common/device_buffers.hpp"
 
 namespace mqajit::tools {
-DeviceProblem::DeviceProblem(Device& device, const HostProblem& problem) : device_(device), host_(problem) {
+namespace {
+
+// bf16 poison: the top half of kPoisonBits, so a widened unwritten entry reads as kPoisonBits.
+constexpr std::uint16_t kBf16PoisonBits = kPoisonBits >> 16;
+
+}  // namespace
+
+DeviceProblem::DeviceProblem(Device& device, const HostProblem& problem, DType logits_dtype)
+    : device_(device), host_(problem), logits_dtype_(logits_dtype) {
+    MQAJIT_CHECK(logits_dtype == DType::float32 || logits_dtype == DType::bfloat16,
+                 "logits are float32 or bfloat16, not {}", to_string(logits_dtype));
     q_ = upload(device, problem.q);
     kv_ = upload(device, problem.kv);
     kv_scales_ = upload(device, problem.kv_scales);
     weights_ = upload(device, problem.weights);
     cu_starts_ = upload(device, problem.cu_starts);
     cu_ends_ = upload(device, problem.cu_ends);
-    logits_ = device.allocate(static_cast<std::size_t>(problem.seq_len) * problem.logits_row_stride * sizeof(float));
+    // Whole 32-bit words either way, so one fill_u32 poisons a bf16 buffer too.
+    const std::size_t elements = static_cast<std::size_t>(problem.seq_len) * problem.logits_row_stride;
+    logits_ = device.allocate(logits_dtype == DType::bfloat16 ? (elements + 1) / 2 * 4 : elements * sizeof(float));
     poison_logits();
 }
 
@@ -28,14 +40,29 @@ DeviceProblem::Views DeviceProblem::views() const {
         .weights = TensorView::contiguous(weights_->data(), DType::float32, {p.seq_len, p.heads}),
         .cu_starts = TensorView::contiguous(cu_starts_->data(), DType::int32, {p.seq_len}),
         .cu_ends = TensorView::contiguous(cu_ends_->data(), DType::int32, {p.seq_len}),
-        .logits = TensorView::strided(logits_->data(), DType::float32, {p.seq_len, p.seq_len_kv},
+        .logits = TensorView::strided(logits_->data(), logits_dtype_, {p.seq_len, p.seq_len_kv},
                                       {p.logits_row_stride, 1}),
     };
 }
 
-void DeviceProblem::poison_logits(void* stream) { fill_floats(device_, *logits_, kPoisonBits, stream); }
+void DeviceProblem::poison_logits(void* stream) {
+    const std::uint32_t bits = logits_dtype_ == DType::bfloat16 ? (std::uint32_t{kBf16PoisonBits} << 16) | kBf16PoisonBits
+                                                                : kPoisonBits;
+    fill_floats(device_, *logits_, bits, stream);
+}
 
-std::vector<float> DeviceProblem::download_logits() const { return download_floats(device_, *logits_); }
+std::vector<float> DeviceProblem::download_logits() const {
+    if (logits_dtype_ == DType::float32) return download_floats(device_, *logits_);
+    const std::size_t elements = static_cast<std::size_t>(host_.seq_len) * host_.logits_row_stride;
+    std::vector<std::uint16_t> halves(logits_->size() / 2);
+    device_.copy_to_host(halves.data(), logits_->data(), logits_->size());
+    std::vector<float> out(elements);
+    for (std::size_t i = 0; i < elements; ++i) {
+        const std::uint32_t bits = halves[i] == kBf16PoisonBits ? kPoisonBits : std::uint32_t{halves[i]} << 16;
+        std::memcpy(&out[i], &bits, 4);
+    }
+    return out;
+}
 
 void DeviceProblem::run(const MqaLogitsOptions& options) const {
     const Views v = views();

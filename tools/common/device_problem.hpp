@@ -17,7 +17,8 @@ namespace mqajit::tools {
 
 class DeviceProblem {
 public:
-    DeviceProblem(Device& device, const HostProblem& problem);
+    // `logits_dtype` float32 or bfloat16: what the kernels write; download_logits() widens bf16.
+    DeviceProblem(Device& device, const HostProblem& problem, DType logits_dtype = DType::float32);
 
     struct Views {
         TensorView q, kv, kv_scales, weights, cu_starts, cu_ends, logits;
@@ -36,6 +37,7 @@ public:
 private:
     Device& device_;
     HostProblem host_;
+    DType logits_dtype_;
     std::unique_ptr<DeviceBuffer> q_, kv_, kv_scales_, weights_, cu_starts_, cu_ends_, logits_;
 };
 

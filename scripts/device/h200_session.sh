@@ -11,6 +11,9 @@
 #   side-by-side  mqajit and DeepGEMM in one process on the same inputs, for each op in
 #                 SIDE_BY_SIDE_OPS (default "decode prefill")
 #   adopt         scripts/gpu_adopt_checks.sh (ADOPT_STEPS, default "install wheel tune")
+#   logits-dtype  mqajit bench --variant all --check on a few prefill shapes (clean_logits=0), once with
+#                 float32 and once with bfloat16 logits: whether bf16 changes the fastest variant
+#   host          the Python host time per call (python/benchmarks/host_time.py, issue 12's bar)
 # Tuned CSVs come back under $OUT; put them in .gpu-state/ (ignored, carried) when a later call
 # may start bare, and they are restored before tuning resumes.
 #   scripts/device/h200_session.sh STEP...
@@ -78,7 +81,19 @@ for step in "$@"; do
     adopt)
       ensure_built
       bash scripts/gpu_adopt_checks.sh ${ADOPT_STEPS:-install wheel tune} 2>&1 | tee -a "$out/summary.txt"; stamp "adopt" ;;
-    *) echo "unknown step $step (verify gpu-tests tune decode-bench side-by-side adopt)"; exit 2 ;;
+    logits-dtype)
+      ensure_built
+      printf 'seq_len,seq_len_kv,heads,head_dim,clean_logits\n1024,16384,32,128,0\n4096,16384,32,128,0\n256,32768,32,128,0\n2048,32768,64,128,0\n4096,8192,64,128,0\n' \
+        > "$out/logits_dtype_shapes.csv"
+      for dtype in float32 bfloat16; do
+        timeout 150 "$mqajit" bench --shapes "$out/logits_dtype_shapes.csv" --variant all --check --runs 20 \
+          --logits-dtype "$dtype" --json-file "$out/bench_logits_$dtype.json" > "$out/bench_logits_$dtype.txt" 2>&1
+        stamp "bench --logits-dtype $dtype exit $?"
+      done ;;
+    host)
+      ensure_built
+      bash scripts/gpu_session.sh host > /dev/null 2>&1; stamp "host time: $(tail -1 "$out/host_time.txt" 2>/dev/null)" ;;
+    *) echo "unknown step $step (verify gpu-tests tune decode-bench side-by-side adopt logits-dtype host)"; exit 2 ;;
   esac
 done
 stamp done

@@ -319,6 +319,7 @@ struct MmaKernel {
     // Coalesced stores of one staged tile: times kv_scales[j]; -inf outside the row's window if clean.
     __device__ static void store(const MqaLogitsParams& p, const float* staging, const Range* windows, int first_row,
                                  int tile) {
+        const bool dense_float32 = !p.logits_bf16 && p.compressed_columns == 0;  // what engines call
         for (int index = threadIdx.x; index < kRows * kBlockKv; index += kThreads) {
             const int r = index / kBlockKv;
             const int column = index % kBlockKv;
@@ -329,7 +330,11 @@ struct MmaKernel {
             const bool masked = p.clean_logits && (kv < window.begin || kv >= window.end);
             const float value =
                 masked ? mqa::negative_infinity() : staging[r * kStagingStride + column] * p.kv_scales[kv];
-            mqa_output::store_if_held(p, mqa_output::logits_row(p, row), kv, value);
+            if (dense_float32) {
+                static_cast<float*>(p.logits)[row * p.logits_stride_s + kv] = value;
+            } else {
+                mqa_output::store_if_held(p, mqa_output::logits_row(p, row), kv, value);
+            }
         }
     }
 

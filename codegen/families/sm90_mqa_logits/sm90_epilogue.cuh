@@ -52,12 +52,16 @@ __device__ __forceinline__ void reduce_quad(float (&sums)[2 * kRows], int quad_l
 }
 
 // Where one lane's results of a q-block go: the output row of each held result and its bounds.
-// Dense rows: `lower`/`upper` are the row's clamped window (for clean_logits' -inf) and every column
-// below N is stored. Compressed rows (no clean_logits): they are the key columns the row holds.
-template <int kRows>
+// kGeneralOutput false: dense float32 rows, what engines call (the kernel entry picks it when the
+// call asks for neither bf16 nor compressed rows); `lower`/`upper` are the row's clamped window,
+// for clean_logits' -inf. kGeneralOutput true: any mqa_logits_output.cuh placement; with compressed
+// rows (no clean_logits) `lower`/`upper` are the key columns the row holds.
+// NOTES: the general path's per-store branches (dtype, placement) cost 25-35% of the whole kernel
+// at S >= 1024 when every call took it (H200, 2026-12-02), hence a dense path without them.
+template <int kRows, bool kGeneralOutput>
 struct OwnedResults {
     using R = QuadReduction<kRows>;
-    char* row_base[R::kHeld];  // mqa_output::LogitsRow::base; null when the row is past seq_len
+    char* row_base[R::kHeld];  // the row's key column 0 (mqa_output::LogitsRow::base); null past seq_len
     int half[R::kHeld];        // 0: KV column col, 1: col + 8
     int lower[R::kHeld];
     int upper[R::kHeld];
@@ -69,16 +73,26 @@ struct OwnedResults {
             const int row = first_row + item / 2;
             half[k] = item % 2;
             const bool valid = R::stores(quad_lane) && row < p.seq_len;
-            row_base[k] = nullptr;
-            lower[k] = upper[k] = 0;
-            if (valid) {
-                const mqa_output::LogitsRow out = mqa_output::logits_row(p, row);
-                row_base[k] = out.base;
-                const mqa::Range window = p.compressed_columns > 0
-                                              ? out.stored
-                                              : mqa::clamp_window(p.cu_starts[row], p.cu_ends[row], p.seq_len_kv);
-                lower[k] = window.begin;
-                upper[k] = window.end;
+            if constexpr (kGeneralOutput) {
+                row_base[k] = nullptr;
+                lower[k] = upper[k] = 0;
+                if (valid) {
+                    const mqa_output::LogitsRow out = mqa_output::logits_row(p, row);
+                    row_base[k] = out.base;
+                    const mqa::Range bounds = p.compressed_columns > 0
+                                                  ? out.stored
+                                                  : mqa::clamp_window(p.cu_starts[row], p.cu_ends[row], p.seq_len_kv);
+                    lower[k] = bounds.begin;
+                    upper[k] = bounds.end;
+                }
+            } else {
+                float* const logits = static_cast<float*>(p.logits);
+                row_base[k] = valid ? reinterpret_cast<char*>(logits + static_cast<long long>(row) * p.logits_stride_s)
+                                    : nullptr;
+                const int begin = valid ? p.cu_starts[row] : 0;
+                const int end = valid ? p.cu_ends[row] : 0;
+                lower[k] = begin < 0 ? 0 : begin;
+                upper[k] = end > p.seq_len_kv ? p.seq_len_kv : end;
             }
         }
     }
@@ -86,14 +100,21 @@ struct OwnedResults {
     // Stores result k for KV column base_col + 8 * half; value is already scaled.
     __device__ __forceinline__ void store(const MqaLogitsParams& p, int k, int base_col, float value) const {
         const int col = base_col + 8 * half[k];
-        if (row_base[k] == nullptr) return;
-        if (p.compressed_columns > 0) {
-            if (col < lower[k] || col >= upper[k]) return;
+        if constexpr (kGeneralOutput) {
+            if (row_base[k] == nullptr) return;
+            if (p.compressed_columns > 0) {
+                if (col < lower[k] || col >= upper[k]) return;
+            } else {
+                if (col >= p.seq_len_kv) return;
+                if (p.clean_logits && (col < lower[k] || col >= upper[k])) value = -__int_as_float(0x7f800000);
+            }
+            mqa_output::store(p, row_base[k], col, value);
         } else {
-            if (col >= p.seq_len_kv) return;
-            if (p.clean_logits && (col < lower[k] || col >= upper[k])) value = -__int_as_float(0x7f800000);
+            if (row_base[k] != nullptr && col < p.seq_len_kv) {
+                if (p.clean_logits && (col < lower[k] || col >= upper[k])) value = -__int_as_float(0x7f800000);
+                reinterpret_cast<float*>(row_base[k])[col] = value;
+            }
         }
-        mqa_output::store(p, row_base[k], col, value);
     }
 };
 

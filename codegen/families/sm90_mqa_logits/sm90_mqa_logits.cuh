@@ -213,7 +213,11 @@ __device__ __forceinline__ void sm90_mqa_logits_body(const MqaLogitsParams& p) {
         return;
     }
     if constexpr (C::kMathGroups > 1) registers_claim<C::kMathRegisters>();
-    consume<C>(p, smem, warpgroup - 1);
+    if (p.logits_bf16 || p.compressed_columns > 0) {
+        consume<C, true>(p, smem, warpgroup - 1);
+    } else {
+        consume<C, false>(p, smem, warpgroup - 1);
+    }
 }
 
 }  // namespace mqa_sm90

@@ -51,22 +51,14 @@ __device__ __forceinline__ void reduce_quad(float (&sums)[2 * kRows], int quad_l
     }
 }
 
-// How the kernel writes its logits, chosen once at kernel entry: dense rows of float32 (what
-// engines call) or of bfloat16 compile to stores without a branch; `general` is any placement of
-// mqa_logits_output.cuh (compressed rows, either dtype), at the cost of a few branches per store.
-// NOTES: with every call on the general path, its per-store branches cost 25-35% of the whole kernel
-// at S >= 1024 (H200, 2026-12-02); bf16 on it ran 2-19% slower than float32 instead of faster.
-enum class OutputPath { dense_float32, dense_bfloat16, general };
-
-__device__ __forceinline__ OutputPath output_path(const MqaLogitsParams& p) {
-    if (p.compressed_columns > 0) return OutputPath::general;
-    return p.logits_bf16 ? OutputPath::dense_bfloat16 : OutputPath::dense_float32;
-}
-
 // Where one lane's results of a q-block go: the output row of each held result and its bounds.
-// Dense paths: `lower`/`upper` are the row's clamped window, for clean_logits' -inf. General path
-// with compressed rows (no clean_logits): they are the key columns the row holds.
-template <int kRows, OutputPath kPath>
+// kGeneralOutput false: dense float32 rows, what engines call (the kernel entry picks it when the
+// call asks for neither bf16 nor compressed rows); `lower`/`upper` are the row's clamped window,
+// for clean_logits' -inf. kGeneralOutput true: any mqa_logits_output.cuh placement; with compressed
+// rows (no clean_logits) `lower`/`upper` are the key columns the row holds.
+// NOTES: the general path's per-store branches (dtype, placement) cost 25-35% of the whole kernel
+// at S >= 1024 when every call took it (H200, 2026-12-02), hence a dense path without them.
+template <int kRows, bool kGeneralOutput>
 struct OwnedResults {
     using R = QuadReduction<kRows>;
     char* row_base[R::kHeld];  // the row's key column 0 (mqa_output::LogitsRow::base); null past seq_len
@@ -81,7 +73,7 @@ struct OwnedResults {
             const int row = first_row + item / 2;
             half[k] = item % 2;
             const bool valid = R::stores(quad_lane) && row < p.seq_len;
-            if constexpr (kPath == OutputPath::general) {
+            if constexpr (kGeneralOutput) {
                 row_base[k] = nullptr;
                 lower[k] = upper[k] = 0;
                 if (valid) {
@@ -94,9 +86,8 @@ struct OwnedResults {
                     upper[k] = bounds.end;
                 }
             } else {
-                constexpr long long kElementBytes = kPath == OutputPath::dense_bfloat16 ? 2 : 4;
-                row_base[k] = valid ? static_cast<char*>(p.logits) +
-                                          static_cast<long long>(row) * p.logits_stride_s * kElementBytes
+                float* const logits = static_cast<float*>(p.logits);
+                row_base[k] = valid ? reinterpret_cast<char*>(logits + static_cast<long long>(row) * p.logits_stride_s)
                                     : nullptr;
                 const int begin = valid ? p.cu_starts[row] : 0;
                 const int end = valid ? p.cu_ends[row] : 0;
@@ -109,7 +100,7 @@ struct OwnedResults {
     // Stores result k for KV column base_col + 8 * half; value is already scaled.
     __device__ __forceinline__ void store(const MqaLogitsParams& p, int k, int base_col, float value) const {
         const int col = base_col + 8 * half[k];
-        if constexpr (kPath == OutputPath::general) {
+        if constexpr (kGeneralOutput) {
             if (row_base[k] == nullptr) return;
             if (p.compressed_columns > 0) {
                 if (col < lower[k] || col >= upper[k]) return;
@@ -121,11 +112,7 @@ struct OwnedResults {
         } else {
             if (row_base[k] != nullptr && col < p.seq_len_kv) {
                 if (p.clean_logits && (col < lower[k] || col >= upper[k])) value = -__int_as_float(0x7f800000);
-                if constexpr (kPath == OutputPath::dense_bfloat16) {
-                    reinterpret_cast<unsigned short*>(row_base[k])[col] = mqa::float_to_bf16_bits(value);
-                } else {
-                    reinterpret_cast<float*>(row_base[k])[col] = value;
-                }
+                reinterpret_cast<float*>(row_base[k])[col] = value;
             }
         }
     }

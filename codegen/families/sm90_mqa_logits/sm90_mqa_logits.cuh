@@ -213,10 +213,10 @@ __device__ __forceinline__ void sm90_mqa_logits_body(const MqaLogitsParams& p) {
         return;
     }
     if constexpr (C::kMathGroups > 1) registers_claim<C::kMathRegisters>();
-    switch (output_path(p)) {
-        case OutputPath::dense_float32: consume<C, OutputPath::dense_float32>(p, smem, warpgroup - 1); break;
-        case OutputPath::dense_bfloat16: consume<C, OutputPath::dense_bfloat16>(p, smem, warpgroup - 1); break;
-        case OutputPath::general: consume<C, OutputPath::general>(p, smem, warpgroup - 1); break;
+    if (p.logits_bf16 || p.compressed_columns > 0) {
+        consume<C, true>(p, smem, warpgroup - 1);
+    } else {
+        consume<C, false>(p, smem, warpgroup - 1);
     }
 }
 

@@ -57,7 +57,9 @@ __device__ __forceinline__ void reduce_quad(float (&sums)[2 * kRows], int quad_l
 // for clean_logits' -inf. kGeneralOutput true: any mqa_logits_output.cuh placement; with compressed
 // rows (no clean_logits) `lower`/`upper` are the key columns the row holds.
 // NOTES: the general path's per-store branches (dtype, placement) cost 25-35% of the whole kernel
-// at S >= 1024 when every call took it (H200, 2026-12-02), hence a dense path without them.
+// at S >= 1024 when every call took it (H200, 2026-12-02), hence a dense path without them. A third
+// instantiation (branch-free dense bf16) made the float32 r8_w2 rows 10-16% slower (one register
+// allocation over all paths): a faster bf16 wants its own kernel, not another path in this one.
 template <int kRows, bool kGeneralOutput>
 struct OwnedResults {
     using R = QuadReduction<kRows>;

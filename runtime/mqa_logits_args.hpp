@@ -13,8 +13,8 @@ struct MqaLogitsArgs {
 };
 
 // Throws Error(invalid_argument) saying what is wrong and what is allowed; Error(unsupported) for
-// valid but unsupported heads/head_dim, bf16 logits and compressed rows (max_seqlen_k > 0; see
-// MqaLogitsOptions::max_seqlen_k).
+// valid but unsupported heads/head_dim. bf16 logits and compressed rows (max_seqlen_k > 0, see
+// MqaLogitsOptions::max_seqlen_k) set MqaLogitsParams::logits_bf16 and compressed_columns.
 MqaLogitsArgs make_mqa_logits_args(const TensorView& q, const TensorView& kv, const TensorView& kv_scales,
                                    const TensorView& weights, const TensorView& cu_starts, const TensorView& cu_ends,
                                    const TensorView& logits, bool clean_logits, int max_seqlen_k = 0);

@@ -24,32 +24,23 @@ import time
 from pathlib import Path
 
 
-def per_call_us(function, calls, repeats, synchronize=lambda: None):
-    samples = []
-    for _ in range(repeats):
-        synchronize()
-        start = time.perf_counter_ns()
-        for _ in range(calls):
-            function()
-        synchronize()
-        samples.append((time.perf_counter_ns() - start) / calls / 1000)
-    return statistics.median(samples), samples
-
-
 ENQUEUED_CALLS = 200  # far below the driver's launch queue depth (about 1000)
 
 
-def enqueue_us(function, calls, repeats, synchronize):
-    """Host time per call while the GPU lags behind: `calls` calls timed without a synchronize
-    inside the timed loop (few enough that the launch queue never fills), synchronized after."""
+def per_call_us(function, calls, repeats, synchronize=lambda: None, wait_for_gpu=True):
+    """Wall time per call of `calls` back-to-back calls, median of `repeats`. wait_for_gpu=False
+    leaves the closing synchronize out of the timed loop: with few enough calls that the launch
+    queue never fills, that is the host's time per call while the GPU lags behind."""
     samples = []
     for _ in range(repeats):
         synchronize()
         start = time.perf_counter_ns()
         for _ in range(calls):
             function()
+        if wait_for_gpu:
+            synchronize()
         samples.append((time.perf_counter_ns() - start) / calls / 1000)
-        synchronize()
+    synchronize()
     return statistics.median(samples), samples
 
 
@@ -159,7 +150,7 @@ def run_gpu(arguments, results):
                       ("deep_gemm.fp8_mqa_logits", None)):
         if name not in cases:
             continue
-        median, samples = enqueue_us(cases[name], ENQUEUED_CALLS, arguments.repeats, sync)
+        median, samples = per_call_us(cases[name], ENQUEUED_CALLS, arguments.repeats, sync, wait_for_gpu=False)
         report_line(name, median, samples)
         results["enqueue"][name] = {"median_us": median, "samples_us": samples}
         if bar is not None:

@@ -14,6 +14,8 @@
 #   logits-dtype  mqajit bench --variant all --check on a few prefill shapes (clean_logits=0), once with
 #                 float32 and once with bfloat16 logits: whether bf16 changes the fastest variant
 #   host          the Python host time per call (python/benchmarks/host_time.py, issue 12's bar)
+#   prefill-ab    mqajit bench --variant all --check (clean_logits=0) on issue 12's S >= 1024 rows:
+#                 every registered variant's time per shape, to compare kernel changes
 # Tuned CSVs come back under $OUT; put them in .gpu-state/ (ignored, carried) when a later call
 # may start bare, and they are restored before tuning resumes.
 #   scripts/device/h200_session.sh STEP...
@@ -90,10 +92,19 @@ for step in "$@"; do
           --logits-dtype "$dtype" --json-file "$out/bench_logits_$dtype.json" > "$out/bench_logits_$dtype.txt" 2>&1
         stamp "bench --logits-dtype $dtype exit $?"
       done ;;
+    prefill-ab)
+      ensure_built
+      { echo seq_len,seq_len_kv,heads,head_dim,clean_logits
+        printf '%s\n' 1024,4096,32,128,0 2048,8192,32,128,0 4096,16384,32,128,0 8192,8192,32,128,0 \
+          2048,32768,32,128,0 1024,60000,32,128,0 1024,8192,64,128,0 4096,16384,64,128,0 2048,32768,64,128,0
+      } > "$out/prefill_ab_shapes.csv"
+      timeout 240 "$mqajit" bench --shapes "$out/prefill_ab_shapes.csv" --variant all --check --runs 30 \
+        --json-file "$out/prefill_ab.json" > "$out/prefill_ab.txt" 2>&1
+      stamp "prefill A/B exit $? ($(grep -c -i 'fail' "$out/prefill_ab.txt") lines with 'fail')" ;;
     host)
       ensure_built
       bash scripts/gpu_session.sh host > /dev/null 2>&1; stamp "host time: $(tail -1 "$out/host_time.txt" 2>/dev/null)" ;;
-    *) echo "unknown step $step (verify gpu-tests tune decode-bench side-by-side adopt logits-dtype host)"; exit 2 ;;
+    *) echo "unknown step $step (verify gpu-tests tune decode-bench side-by-side adopt logits-dtype host prefill-ab)"; exit 2 ;;
   esac
 done
 stamp done

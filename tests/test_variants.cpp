@@ -270,31 +270,6 @@ TEST_CASE("every variant of the shipped gfx950 table is registered and runs at G
     }
 }
 
-TEST_CASE("sliced wgmma q-blocks: N is half of r x heads, N=128 only, both accumulator sets within 128 registers") {
-    for (const char* name : {"wgmma64x128x32_bkv64_r8_w2_lds4", "wgmma64x128x32_bkv64_r8_w2_lds6",
-                             "wgmma64x128x32_bkv64_r8_w2_lds8", "wgmma64x128x32_bkv64_r8_w1_lds4"}) {
-        CAPTURE(name);
-        Variant twin = Variant::parse(name);
-        twin.rows /= 2;
-        CHECK(is_registered("sm_90a", name));
-        CHECK(supports("sm_90a", 32, 128, name).ok);
-        CHECK(supports("sm_90a", 32, 64, name).ok);
-        CHECK(supports("sm_90a", 64, 128, twin.name()).ok);
-        CHECK_FALSE(supports("sm_90a", 64, 128, name).ok);  // r8 x 64 heads = 512 columns
-    }
-    const auto refused = [](int heads, const char* name, const char* reason_part) {
-        CAPTURE(heads);
-        CAPTURE(name);
-        const mqajit::Support support = supports("sm_90a", heads, 128, name);
-        CHECK_FALSE(support.ok);
-        CHECK(support.reason.find(reason_part) != std::string::npos);
-    };
-    refused(32, "wgmma64x128x32_bkv128_r8_w2_lds4", "both accumulator sets");  // 2 x 128 registers
-    refused(32, "wgmma64x128x32_bkv64_r8_w3_lds6", "w <= 2");
-    refused(32, "wgmma64x64x32_bkv64_r4_w2_lds4", "N=128 each");
-    refused(32, "wgmma64x64x32_bkv64_r8_w2_lds4", "must equal r x heads");  // a quarter
-}
-
 TEST_CASE("registered wgmma and mma names, and their 64-head twins") {
     for (const char* name : {"wgmma64x128x32_bkv64_r4_w2_lds4", "wgmma64x128x32_bkv128_r4_w2_lds6",
                              "wgmma64x128x32_bkv128_r4_w2_lds4", "wgmma64x128x32_bkv64_r4_w3_lds6",
@@ -308,8 +283,7 @@ TEST_CASE("registered wgmma and mma names, and their 64-head twins") {
         CHECK(is_registered("sm_90a", twin.name()));
         CHECK(supports("sm_90a", 32, 128, name).ok);
         CHECK(supports("sm_90a", 64, 128, twin.name()).ok);
-        // At 64 heads an N=128 bkv64 name with w <= 2 is a sliced q-block (next test case).
-        if (twin.n != 128 || twin.bkv != 64 || twin.warps > 2) CHECK_FALSE(supports("sm_90a", 64, 128, name).ok);
+        CHECK_FALSE(supports("sm_90a", 64, 128, name).ok);
     }
     for (const char* name : {"mma16x8x16_bkv64_r4_w4_lds2", "mma16x8x32_bkv64_r4_w4_lds2",
                              "mma16x8x32_bkv128_r4_w4_lds3", "mma16x8x32_bkv64_r2_w4_lds3",
@@ -362,8 +336,8 @@ TEST_CASE("wgmma rules give precise reasons") {
     CHECK(contains(supports("sm_90", 32, 128, "wgmma64x128x32_bkv64_r4_w2_lds4").reason, "this device is sm_90"));
     CHECK(contains(supports("sm_100a", 32, 128, "wgmma64x128x32_bkv64_r4_w2_lds4").reason, "wgmma needs sm_90a"));
     CHECK(contains(supports("gfx950", 32, 128, "wgmma64x128x32_bkv64_r4_w2_lds4").reason, "wgmma needs sm_90a"));
-    CHECK(supports("sm_90a", 64, 128, "wgmma64x128x32_bkv64_r8_w2_lds4").reason ==
-          "N=128 must equal r x heads = 8 x 64 = 512, or half of it (two slices)");
+    CHECK(supports("sm_90a", 64, 128, "wgmma64x128x32_bkv64_r4_w2_lds4").reason ==
+          "N=128 must equal r x heads = 4 x 64 = 256");
     CHECK(contains(supports("sm_90a", 48, 128, "wgmma64x128x32_bkv64_r4_w2_lds4").reason, "got heads=48"));
     CHECK(contains(supports("sm_90a", 32, 96, "wgmma64x128x32_bkv64_r4_w2_lds4").reason, "got head_dim=96"));
     CHECK(contains(supports("sm_90a", 32, 128, "wgmma128x128x32_bkv64_r4_w2_lds4").reason, "M=128"));

@@ -85,13 +85,8 @@ public:
 
     GeneratedKernel generate(const Variant& v, int heads, int head_dim, const Arch& arch) const override {
         check_generatable(*this, v, heads, head_dim, arch);
-        const std::string arguments =
-            fmt::format("{}, {}, {}, {}, {}, {}", heads, head_dim, v.bkv, v.rows, v.warps, v.stages);
-        if (v.n == v.rows * heads) {
-            return generated_unit(v, heads, head_dim, arch, "sm90_mqa_logits.cuh", "MQA_SM90_KERNEL", arguments);
-        }
-        return generated_unit(v, heads, head_dim, arch, "sm90_mqa_logits.cuh", "MQA_SM90_SLICED_KERNEL",
-                              fmt::format("{}, {}", arguments, v.n));
+        return generated_unit(v, heads, head_dim, arch, "sm90_mqa_logits.cuh", "MQA_SM90_KERNEL",
+                              fmt::format("{}, {}, {}, {}, {}, {}", heads, head_dim, v.bkv, v.rows, v.warps, v.stages));
     }
 
     std::size_t shared_bytes(const Variant& v, int heads, int head_dim) const override {

@@ -1,8 +1,7 @@
 // The sm90_mqa_logits family's rules: warpgroup MMA (wgmma) fed by TMA, sm_90a only.
 //   wgmma64x<N>x32_bkv<B>_r<R>_w<W>_lds<S>
-//   N = R x heads (query rows x heads form the wgmma N), or half of it (a sliced q-block: two
-//   wgmma column slices whose epilogues alternate with each other's wgmma); B = KV rows per
-//   pipeline stage, W = math warpgroups taking whole stages in turn, S = pipeline stages.
+//   N = R x heads (query rows x heads form the wgmma N), B = KV rows per pipeline stage,
+//   W = math warpgroups taking whole stages in turn, S = pipeline stages.
 
 #include <cstdint>
 
@@ -36,11 +35,6 @@ public:
               "wgmma64x128x32_bkv64_r4_w2_lds6",
               "wgmma64x128x32_bkv64_r4_w2_lds8",
               "wgmma64x64x32_bkv128_r2_w2_lds6",
-              // sliced (N = r x heads / 2): the r8 q-block's KV traffic with the pipelining of N=128
-              "wgmma64x128x32_bkv64_r8_w2_lds4",
-              "wgmma64x128x32_bkv64_r8_w2_lds6",
-              "wgmma64x128x32_bkv64_r8_w2_lds8",
-              "wgmma64x128x32_bkv64_r8_w1_lds4",
           })),
           for_64_heads_(with_rows_halved(for_32_heads_)) {}
 
@@ -59,10 +53,8 @@ public:
         if (v.m != 64 || v.k != 32) {
             return unsupported("wgmma runs the fp8 shape 64x<N>x32; got M={} K={}", v.m, v.k);
         }
-        const bool sliced = 2 * v.n == v.rows * heads;
-        if (v.n != v.rows * heads && !sliced) {
-            return unsupported("N={} must equal r x heads = {} x {} = {}, or half of it (two slices)", v.n, v.rows,
-                               heads, v.rows * heads);
+        if (v.n != v.rows * heads) {
+            return unsupported("N={} must equal r x heads = {} x {} = {}", v.n, v.rows, heads, v.rows * heads);
         }
         if (!contains({64, 128}, v.bkv)) return unsupported("bkv (KV rows per stage) must be 64 or 128; got {}", v.bkv);
         if (v.warps < 1 || v.warps > 4) return unsupported("w (math warpgroups) must be 1..4; got {}", v.warps);
@@ -84,14 +76,6 @@ public:
         if (accumulator_registers > kMaxAccumulatorRegisters) {
             return unsupported("accumulators take (bkv/64) x N/2 = {} registers per thread, over the {} limit; "
                                "lower bkv or r", accumulator_registers, kMaxAccumulatorRegisters);
-        }
-        // NOTES: a sliced q-block keeps both slices' accumulators live (one computing while the other's
-        // epilogue runs), and more than two math warpgroups leave too few registers for that.
-        if (sliced && v.n != 128) return unsupported("two slices (N = r x heads / 2) are N=128 each; got N={}", v.n);
-        if (sliced && (2 * accumulator_registers > kMaxAccumulatorRegisters || v.warps > 2)) {
-            return unsupported("two slices (N = r x heads / 2) need both accumulator sets in {} registers and w <= 2; "
-                               "got (bkv/64) x N = {} and w={}", kMaxAccumulatorRegisters, 2 * accumulator_registers,
-                               v.warps);
         }
         const std::int64_t shared_memory_bytes = wgmma_shared_bytes(v, heads, head_dim);
         if (shared_memory_bytes > kMaxSharedMemoryBytes) {

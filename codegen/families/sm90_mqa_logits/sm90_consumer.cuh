@@ -3,10 +3,7 @@
 // turn, runs the wgmma of a tile on KV x Q^T and the head-sum epilogue on its accumulators.
 // Pipelined configurations (C::kPipelined: two accumulator sets fit in the registers) issue the
 // wgmma of their next tile before the epilogue of the current one, so a warpgroup's CUDA-core work
-// overlaps its own matrix work as well as the other warpgroups'. Sliced ones (C::kSlices == 2) do
-// the same within a q-block: the wgmma of one half of its columns runs during the other's epilogue,
-// which keeps a tile's KV traffic shared by all the q-block's rows where two whole-q-block
-// accumulator sets would not fit.
+// overlaps its own matrix work as well as the other warpgroups'.
 
 #include "sm90_epilogue.cuh"
 
@@ -85,7 +82,7 @@ struct ThreadWeights<C, true> {
 // One math warpgroup's view of the unit it is working on.
 template <class C, bool kGeneralOutput>
 struct MathGroup {
-    using Accumulators = float[C::kMTiles][C::kSliceN / 2];
+    using Accumulators = float[C::kMTiles][C::kN / 2];
     using Scales = float[C::kMTiles][2];
 
     const MqaLogitsParams& p;
@@ -95,7 +92,7 @@ struct MathGroup {
     const int group_row = lane / 4;  // accumulator row inside the warp's 16
     const int quad_lane = lane % 4;  // which column pair of each 8-column block
     ThreadWeights<C> weights;
-    OwnedResults<C::kSliceRows, kGeneralOutput, C::kSlices == 2> owned[C::kSlices];
+    OwnedResults<C::kRows, kGeneralOutput> owned;
     const unsigned char* q_tile = nullptr;
 
     __device__ __forceinline__ MathGroup(const MqaLogitsParams& params, const SharedLayout& layout)
@@ -114,74 +111,54 @@ struct MathGroup {
         }
     }
 
-    // Issues the wgmmas of one slice of a tile's columns as one commit group, after waiting for the
-    // tile's stage (the first slice of a tile waits; the second finds the stage full).
-    template <int kSlice, bool kWaitForStage = true>
+    // Waits for the tile's stage and issues its wgmmas as one commit group.
     __device__ __forceinline__ void issue(Accumulators& acc, u32 counter) const {
         const u32 stage = counter % C::kStages;
         const unsigned char* kv_tile = smem.kv_tiles + stage * C::kKvStageBytes;
-        const unsigned char* q_slice = q_tile + kSlice * C::kSliceN * C::kHeadDim;
-        if constexpr (kWaitForStage) barrier_wait(smem.kv_full + stage, (counter / C::kStages) & 1);
+        barrier_wait(smem.kv_full + stage, (counter / C::kStages) & 1);
         wgmma_fence();
 #pragma unroll
         for (int k = 0; k < C::kKSteps; ++k) {
-            const u64 b_descriptor = matrix_descriptor<C::kHeadDim>(q_slice + k * 32);
+            const u64 b_descriptor = matrix_descriptor<C::kHeadDim>(q_tile + k * 32);
 #pragma unroll
             for (int m = 0; m < C::kMTiles; ++m) {
                 const u64 a_descriptor = matrix_descriptor<C::kHeadDim>(kv_tile + m * 64 * C::kHeadDim + k * 32);
-                Wgmma<C::kSliceN>::run(acc[m], a_descriptor, b_descriptor, k > 0 ? 1 : 0);
+                Wgmma<C::kN>::run(acc[m], a_descriptor, b_descriptor, k > 0 ? 1 : 0);
             }
         }
         wgmma_commit();
     }
 
-    // After a wgmma group is waited for: keeps the compiler from reading its accumulators earlier.
-    __device__ __forceinline__ static void pin(Accumulators& acc) {
+    // After the tile's wgmmas are waited for: pin the accumulators and hand the stage back.
+    __device__ __forceinline__ void release(Accumulators& acc, u32 counter) const {
 #pragma unroll
         for (int m = 0; m < C::kMTiles; ++m)
 #pragma unroll
-            for (int i = 0; i < C::kSliceN / 2; ++i) fence_operand(acc[m][i]);
-    }
-
-    // Once no wgmma reads the tile's stage any more: hands it back to the producer.
-    __device__ __forceinline__ void release_stage(u32 counter) const {
+            for (int i = 0; i < C::kN / 2; ++i) fence_operand(acc[m][i]);
         __syncwarp();
         if (lane == 0) barrier_arrive(smem.kv_empty + counter % C::kStages);
     }
 
-    __device__ __forceinline__ void release(Accumulators& acc, u32 counter) const {
-        pin(acc);
-        release_stage(counter);
-    }
-
-    // The epilogue of one slice (rows kSlice * kSliceRows onwards) of a tile.
-    template <int kSlice = 0>
     __device__ __forceinline__ void epilogue(const Accumulators& acc, const Scales& scale, int tile) const {
 #pragma unroll
         for (int m = 0; m < C::kMTiles; ++m) {
-            float sums[2 * C::kSliceRows];  // [row in the slice * 2 + half]
+            float sums[2 * C::kRows];  // [row * 2 + half]
 #pragma unroll
-            for (int i = 0; i < 2 * C::kSliceRows; ++i) sums[i] = 0.f;
+            for (int i = 0; i < 2 * C::kRows; ++i) sums[i] = 0.f;
 #pragma unroll
-            for (int block = 0; block < C::kSliceNBlocks; ++block) {
+            for (int block = 0; block < C::kNBlocks; ++block) {
                 const int r = block * 8 / C::kHeads;
-                const float2 w = weights.get(kSlice * C::kSliceNBlocks + block);
+                const float2 w = weights.get(block);
                 sums[2 * r] = fmaf(w.x, fmaxf(acc[m][block * 4 + 0], 0.f), sums[2 * r]);
                 sums[2 * r] = fmaf(w.y, fmaxf(acc[m][block * 4 + 1], 0.f), sums[2 * r]);
                 sums[2 * r + 1] = fmaf(w.x, fmaxf(acc[m][block * 4 + 2], 0.f), sums[2 * r + 1]);
                 sums[2 * r + 1] = fmaf(w.y, fmaxf(acc[m][block * 4 + 3], 0.f), sums[2 * r + 1]);
             }
-            reduce_quad<C::kSliceRows>(sums, quad_lane);
+            reduce_quad<C::kRows>(sums, quad_lane);
             const int base_col = first_col(tile, m);
 #pragma unroll
-            for (int k = 0; k < QuadReduction<C::kSliceRows>::kHeld; ++k) {
-                if constexpr (C::kSlices == 1) {
-                    owned[0].store(p, k, base_col, sums[k] * (owned[0].half[k] ? scale[m][1] : scale[m][0]));
-                } else {
-                    const bool upper = owned[kSlice].half(k, quad_lane);
-                    owned[kSlice].store(p, k, quad_lane, base_col, sums[k] * (upper ? scale[m][1] : scale[m][0]));
-                }
-            }
+            for (int k = 0; k < QuadReduction<C::kRows>::kHeld; ++k)
+                owned.store(p, k, base_col, sums[k] * (owned.half[k] ? scale[m][1] : scale[m][0]));
         }
     }
 
@@ -191,7 +168,7 @@ struct MathGroup {
         for (int t = first; t < unit_tiles; t += C::kMathGroups) {
             Scales scale;
             load_scales(unit.tile_begin + t, scale);
-            issue<0>(acc, tile_counter + t);
+            issue(acc, tile_counter + t);
             wgmma_wait<0>();
             release(acc, tile_counter + t);
             epilogue(acc, scale, unit.tile_begin + t);
@@ -207,7 +184,7 @@ struct MathGroup {
         Scales scale_a, scale_b;
         if (first >= unit_tiles) return;
         load_scales(unit.tile_begin + first, scale_a);
-        issue<0>(acc_a, tile_counter + first);
+        issue(acc_a, tile_counter + first);
         int t = first;
         while (true) {
             if (t + C::kMathGroups >= unit_tiles) {
@@ -217,7 +194,7 @@ struct MathGroup {
                 break;
             }
             load_scales(unit.tile_begin + t + C::kMathGroups, scale_b);
-            issue<0>(acc_b, tile_counter + t + C::kMathGroups);
+            issue(acc_b, tile_counter + t + C::kMathGroups);
             wgmma_wait<1>();
             release(acc_a, tile_counter + t);
             epilogue(acc_a, scale_a, unit.tile_begin + t);
@@ -229,46 +206,11 @@ struct MathGroup {
                 break;
             }
             load_scales(unit.tile_begin + t + C::kMathGroups, scale_a);
-            issue<0>(acc_a, tile_counter + t + C::kMathGroups);
+            issue(acc_a, tile_counter + t + C::kMathGroups);
             wgmma_wait<1>();
             release(acc_b, tile_counter + t);
             epilogue(acc_b, scale_b, unit.tile_begin + t);
             t += C::kMathGroups;
-        }
-    }
-
-    // Sliced q-blocks: acc_a always holds slice 0 and acc_b slice 1. Each slice's epilogue runs while
-    // the next wgmma group (the other slice of this tile, or slice 0 of the next tile) computes; the
-    // stage goes back once slice 1 of its tile has been waited for.
-    // NOTES: slice 0 of the next tile is issued after slice 1 is waited for (wait_group 0), not
-    // queued behind it (wait_group 1): with the queued order ptxas serializes every wgmma (C7514,
-    // nvcc 13.0), as if slice 1's epilogue read registers still in flight.
-    __device__ __forceinline__ void run_tiles_sliced(const Unit& unit, u32 tile_counter, int first, Accumulators& acc_a,
-                                                     Accumulators& acc_b) {
-        const int unit_tiles = unit.tile_end - unit.tile_begin;
-        if (first >= unit_tiles) return;
-        Scales scale;
-        int t = first;
-        load_scales(unit.tile_begin + t, scale);
-        issue<0>(acc_a, tile_counter + t);
-        while (true) {
-            issue<1, false>(acc_b, tile_counter + t);
-            wgmma_wait<1>();
-            pin(acc_a);
-            epilogue<0>(acc_a, scale, unit.tile_begin + t);
-            if (t + C::kMathGroups >= unit_tiles) {
-                wgmma_wait<0>();
-                release(acc_b, tile_counter + t);
-                epilogue<1>(acc_b, scale, unit.tile_begin + t);
-                break;
-            }
-            wgmma_wait<0>();
-            release(acc_b, tile_counter + t);
-            issue<0>(acc_a, tile_counter + t + C::kMathGroups);
-            epilogue<1>(acc_b, scale, unit.tile_begin + t);
-            t += C::kMathGroups;
-            // Loaded here, it has the other slice's wgmma and epilogue to arrive in.
-            load_scales(unit.tile_begin + t, scale);
         }
     }
 };
@@ -278,8 +220,8 @@ template <class C, bool kGeneralOutput>
 __device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLayout& smem, int math_group) {
     MathGroup<C, kGeneralOutput> group(p, smem);
     const int math_thread = math_group * 128 + threadIdx.x % 128;
-    float acc_a[C::kMTiles][C::kSliceN / 2];
-    float acc_b[C::kPipelined ? C::kMTiles : 1][C::kPipelined ? C::kSliceN / 2 : 1];
+    float acc_a[C::kMTiles][C::kN / 2];
+    float acc_b[C::kPipelined ? C::kMTiles : 1][C::kPipelined ? C::kN / 2 : 1];
 
     u32 tile_counter = 0, q_counter = 0;
     for (int round = 0, position; (position = unit_position(round)) < num_units<C>(p); ++round) {
@@ -288,8 +230,7 @@ __device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLa
         if (unit.tile_end == unit.tile_begin) continue;
 
         group.weights.load(p, unit, group.quad_lane, smem.weights, math_group);
-#pragma unroll
-        for (int s = 0; s < C::kSlices; ++s) group.owned[s].load(p, unit.first_row + s * C::kSliceRows, group.quad_lane);
+        group.owned.load(p, unit.first_row, group.quad_lane);
         const u32 q_buffer = q_counter % C::kQBuffers;
         barrier_wait(smem.q_full + q_buffer, (q_counter / C::kQBuffers) & 1);
         group.q_tile = smem.q_tiles + q_buffer * C::kQBufferBytes;
@@ -297,9 +238,7 @@ __device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLa
         // Tiles go to the math warpgroups in turn, counted across units: this group's first one here.
         const int first = static_cast<int>((static_cast<u32>(math_group) + C::kMathGroups -
                                             tile_counter % C::kMathGroups) % C::kMathGroups);
-        if constexpr (C::kSlices == 2) {
-            group.run_tiles_sliced(unit, tile_counter, first, acc_a, acc_b);
-        } else if constexpr (C::kPipelined) {
+        if constexpr (C::kPipelined) {
             group.run_tiles_pipelined(unit, tile_counter, first, acc_a, acc_b);
         } else {
             group.run_tiles(unit, tile_counter, first, acc_a);

@@ -60,8 +60,7 @@ __device__ __forceinline__ void reduce_quad(float (&sums)[2 * kRows], int quad_l
 // at S >= 1024 when every call took it (H200, 2026-12-02), hence a dense path without them. A third
 // instantiation (branch-free dense bf16) made the float32 r8_w2 rows 10-16% slower (one register
 // allocation over all paths): a faster bf16 wants its own kernel, not another path in this one.
-// kLazyBounds (the specialization below) holds no bounds; sliced q-blocks need those registers.
-template <int kRows, bool kGeneralOutput, bool kLazyBounds = false>
+template <int kRows, bool kGeneralOutput>
 struct OwnedResults {
     using R = QuadReduction<kRows>;
     char* row_base[R::kHeld];  // the row's key column 0 (mqa_output::LogitsRow::base); null past seq_len
@@ -117,46 +116,6 @@ struct OwnedResults {
                 if (p.clean_logits && (col < lower[k] || col >= upper[k])) value = -__int_as_float(0x7f800000);
                 reinterpret_cast<float*>(row_base[k])[col] = value;
             }
-        }
-    }
-};
-
-// The same placement holding only each result's row: its address and bounds are worked out again
-// by each store (once per row and epilogue where two results share a row), which frees the
-// registers sliced q-blocks lack.
-template <int kRows, bool kGeneralOutput>
-struct OwnedResults<kRows, kGeneralOutput, true> {
-    using R = QuadReduction<kRows>;
-    int row[R::kHeld];  // the output row; past seq_len (or a lane that stores nothing): -1
-
-    __device__ __forceinline__ void load(const MqaLogitsParams& p, int first_row, int quad_lane) {
-#pragma unroll
-        for (int k = 0; k < R::kHeld; ++k) {
-            const int held_row = first_row + R::item(k, quad_lane) / 2;
-            row[k] = R::stores(quad_lane) && held_row < p.seq_len ? held_row : -1;
-        }
-    }
-
-    __device__ __forceinline__ int half(int k, int quad_lane) const { return R::item(k, quad_lane) % 2; }
-
-    __device__ __forceinline__ void store(const MqaLogitsParams& p, int k, int quad_lane, int base_col,
-                                          float value) const {
-        const int col = base_col + 8 * half(k, quad_lane);
-        if (row[k] < 0) return;
-        if (kGeneralOutput && p.compressed_columns > 0) {
-            const mqa::Range held = mqa_output::logits_row(p, row[k]).stored;
-            if (col < held.begin || col >= held.end) return;
-        } else {
-            if (col >= p.seq_len_kv) return;
-            if (p.clean_logits) {
-                const mqa::Range window = mqa::clamp_window(p.cu_starts[row[k]], p.cu_ends[row[k]], p.seq_len_kv);
-                if (col < window.begin || col >= window.end) value = -__int_as_float(0x7f800000);
-            }
-        }
-        if constexpr (kGeneralOutput) {
-            mqa_output::store(p, mqa_output::logits_row(p, row[k]).base, col, value);
-        } else {
-            static_cast<float*>(p.logits)[static_cast<long long>(row[k]) * p.logits_stride_s + col] = value;
         }
     }
 };

@@ -1,8 +1,7 @@
 #pragma once
 // The sm_90a MQA-logits kernel family: TMA loads into a shared-memory ring, wgmma (e4m3) on
 // KV x Q^T, and the relu / weight / head-sum / scale epilogue in registers, with the -inf fill
-// fused in. Variant `wgmma64x<N>x32_bkv<B>_r<R>_w<W>_lds<S>` instantiates Sm90Config<H, D, B, R, W, S, N>;
-// N is R x H, or half of it (a sliced q-block: two wgmma column slices, pipelined one against the other).
+// fused in. Variant `wgmma64x<N>x32_bkv<B>_r<R>_w<W>_lds<S>` instantiates Sm90Config<H, D, B, R, W, S>.
 //
 // Block: warpgroup 0 is the producer (one thread issues every TMA load); warpgroups 1..W do math.
 // Work: a persistent grid walks units (q-block, KV split) in a snake order (see unit_position).
@@ -16,7 +15,7 @@
 
 namespace mqa_sm90 {
 
-template <int kHeads_, int kHeadDim_, int kBlockKv_, int kRows_, int kMathGroups_, int kStages_, int kSliceN_>
+template <int kHeads_, int kHeadDim_, int kBlockKv_, int kRows_, int kMathGroups_, int kStages_>
 struct Sm90Config {
     static constexpr int kHeads = kHeads_;
     static constexpr int kHeadDim = kHeadDim_;
@@ -25,18 +24,13 @@ struct Sm90Config {
     static constexpr int kMathGroups = kMathGroups_;
     static constexpr int kStages = kStages_;
 
-    static constexpr int kN = kRows * kHeads;        // a q-block's (query row, head) columns
-    static constexpr int kSliceN = kSliceN_;         // the wgmma N side: one slice of those columns
-    static constexpr int kSlices = kN / kSliceN;     // 1, or 2: the slices' wgmmas and epilogues alternate
-    static constexpr int kSliceRows = kRows / kSlices;
-    static constexpr int kMTiles = kBlockKv / 64;    // m64 wgmmas per stage and slice
+    static constexpr int kN = kRows * kHeads;        // the wgmma N side: (query row, head)
+    static constexpr int kMTiles = kBlockKv / 64;    // m64 wgmmas per stage
     static constexpr int kKSteps = kHeadDim / 32;
     static constexpr int kNBlocks = kN / 8;
-    static constexpr int kSliceNBlocks = kSliceN / 8;
     static constexpr int kThreads = (kMathGroups + 1) * 128;
-    // Two accumulator sets (the next wgmma in flight during an epilogue) when they fit: the next
-    // tile's (one slice), or the other slice of the same tile (two slices).
-    static constexpr bool kPipelined = kMathGroups <= 2 && 2 * kMTiles * kSliceN / 2 <= 128;
+    // Two accumulator sets (the next tile's wgmma in flight during an epilogue) when they fit.
+    static constexpr bool kPipelined = kMathGroups <= 2 && 2 * kMTiles * kN / 2 <= 128;
 
     static constexpr u32 kKvStageBytes = kBlockKv * kHeadDim;
     static constexpr u32 kQBufferBytes = kN * kHeadDim;
@@ -52,22 +46,17 @@ struct Sm90Config {
 
     // Register split between the producer warpgroup and the math warpgroups (setmaxnreg). The pool
     // is threads x the entry allocation (launch bounds): 168, 128 and 96 for 2, 3 and 4 math groups.
-    // Sliced q-blocks hold two accumulator sets beside a whole q-block's weights and rows, so their
-    // producer gives up 16 more registers (it needs 24, as at W=4) for 240 per math thread.
-    static constexpr int kProducerRegisters = kMathGroups == 4 || kSlices == 2 ? 24 : 40;
-    static constexpr int kMathRegisters =
-        kMathGroups == 2 ? (kSlices == 2 ? 240 : 232) : (kMathGroups == 3 ? 152 : 112);
+    static constexpr int kProducerRegisters = kMathGroups == 4 ? 24 : 40;
+    static constexpr int kMathRegisters = kMathGroups == 2 ? 232 : (kMathGroups == 3 ? 152 : 112);
 
     static_assert(kHeadDim == 64 || kHeadDim == 128, "head_dim 64 or 128");
     static_assert(kBlockKv == 64 || kBlockKv == 128, "bkv 64 or 128");
-    static_assert(kN == 64 || kN == 128 || kN == 256, "rows x heads must be 64, 128 or 256");
-    static_assert(kSlices * kSliceN == kN && (kSlices == 1 || (kSlices == 2 && kPipelined)),
-                  "N is rows x heads, or half of it where two slices' accumulators fit");
+    static_assert(kN == 64 || kN == 128 || kN == 256, "N = rows x heads must be 64, 128 or 256");
     static_assert(kHeads % 8 == 0, "heads must be a multiple of 8");
     static_assert(kMathGroups >= 1 && kMathGroups <= 4, "1 to 4 math warpgroups");
     static_assert(kStages % kMathGroups == 0, "each stage must always serve the same math warpgroup");
     static_assert(!kWeightsInShared || kN == 128, "shared-memory weights assume one weight per math thread");
-    static_assert(kMTiles * kSliceN / 2 <= 128, "accumulators per thread must stay within 128 registers");
+    static_assert(kMTiles * kN / 2 <= 128, "accumulators per thread must stay within 128 registers");
 };
 
 // The columns one unit owns and the KV tiles it computes.
@@ -235,12 +224,8 @@ __device__ __forceinline__ void sm90_mqa_logits_body(const MqaLogitsParams& p) {
 
 // Defines one extern "C" kernel for a variant; codegen writes only this line and the #include.
 #define MQA_SM90_KERNEL(kernel_name, heads, head_dim, block_kv, rows, math_groups, stages)                   \
-    MQA_SM90_SLICED_KERNEL(kernel_name, heads, head_dim, block_kv, rows, math_groups, stages, (rows) * (heads))
-
-// A variant whose wgmma N is half of rows x heads: the q-block's columns in two slices.
-#define MQA_SM90_SLICED_KERNEL(kernel_name, heads, head_dim, block_kv, rows, math_groups, stages, wgmma_n)    \
     extern "C" __global__ void __launch_bounds__((math_groups + 1) * 128, 1)                                  \
         kernel_name(const __grid_constant__ MqaLogitsParams p) {                                              \
-        mqa_sm90::sm90_mqa_logits_body<                                                                       \
-            mqa_sm90::Sm90Config<heads, head_dim, block_kv, rows, math_groups, stages, wgmma_n>>(p);           \
+        mqa_sm90::sm90_mqa_logits_body<mqa_sm90::Sm90Config<heads, head_dim, block_kv, rows, math_groups, stages>>( \
+            p);                                                                                               \
     }

@@ -50,7 +50,10 @@ for step in "${steps[@]}"; do
         python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' > \
           "$(/tmp/mq-venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/device_torch.pth" &&
         /tmp/mq-venv/bin/python -m pip install --no-index /tmp/mq-wheel/*.whl >> "$out/wheel.log" 2>&1
-      (cd /tmp && env -u PYTHONPATH /tmp/mq-venv/bin/python - > "$out/wheel_gpu.txt" 2>&1 <<'EOF'
+      # NOTES: -X faulthandler -u: an abort (free(): invalid pointer, seen 2026-12-02) still leaves
+      # the lines before it and a Python backtrace; LD_DEBUG=libs says which copy of each library loaded.
+      (cd /tmp && env -u PYTHONPATH LD_DEBUG=libs LD_DEBUG_OUTPUT="$out/wheel_ld_debug" \
+        /tmp/mq-venv/bin/python -X faulthandler -u - > "$out/wheel_gpu.txt" 2>&1 <<'EOF'
 import mqajit, torch
 print("mqajit", mqajit.__version__, "from", mqajit.__file__)
 print(mqajit.runtime_status())

@@ -9,11 +9,12 @@
 #   check   --run-config every shipped row, both modes
 #   after   rebuild the system database from the new CSVs, bench both modes again
 #   report  the markdown tables per model and mode, from the tuner's JSON
-# DEVICES (default 0,1) picks the GPUs; logs and JSON go to $OUT (or ./gpu-out).
+# DEVICES (default: every GPU nvidia-smi lists) picks the GPUs; logs and JSON go to $OUT (or ./gpu-out).
 set -uo pipefail
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
-devices=${DEVICES:-0,1}
+devices=${DEVICES:-$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | paste -sd, -)}
+devices=${devices:-0}
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(before tune0 tune1 check after report)
 export MQAJIT_CACHE_DIR=${MQAJIT_CACHE_DIR:-/tmp/mqajit-cache}

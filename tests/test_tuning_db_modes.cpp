@@ -205,6 +205,7 @@ TEST_CASE("tuning csv: the clean_logits column is read and written, and a table 
 }
 
 TEST_CASE("tuning csv: the shipped tuned tables carry the mode column, sm_90a shapes come in both modes") {
+    std::size_t sm90_shapes = 0;
     for (const auto& file : tuning::shipped_config_files(shipped_configs_dir())) {
         CAPTURE(file);
         CHECK(read_text(file).starts_with("gfx,cu_num,heads,head_dim,clean_logits,seq_len,seq_len_kv,"));
@@ -225,7 +226,9 @@ TEST_CASE("tuning csv: the shipped tuned tables carry the mode column, sm_90a sh
             CAPTURE(std::get<2>(shape));
             CHECK(seen == std::set<int>{0, 1});
         }
+        sm90_shapes += modes.size();
     }
+    CHECK(sm90_shapes == 45);  // GLM-5's 24 and DeepSeek-V3.2's 21
 }
 
 TEST_CASE("tuning user db: a version 1 database is migrated in place, its rows becoming clean_logits=1 rows") {

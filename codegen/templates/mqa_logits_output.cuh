@@ -29,10 +29,11 @@ MQA_HOST_DEVICE LogitsRow logits_row(const MqaLogitsParams& p, int row) {
     long long first_key = 0;
     mqa::Range stored{0, p.seq_len_kv};
     if (p.compressed_columns > 0) {
-        const int start = p.cu_starts[row];
-        const long long last = static_cast<long long>(start) + p.compressed_columns;  // no int overflow near INT_MAX
+        const long long start = p.cu_starts[row];
+        const long long last = start + p.compressed_columns;  // no int overflow near INT_MAX
         first_key = start;
-        stored = mqa::Range{mqa::max_int(start, 0), last < p.seq_len_kv ? static_cast<int>(last) : p.seq_len_kv};
+        stored = mqa::Range{mqa::max_int(p.cu_starts[row], 0),
+                            last < p.seq_len_kv ? static_cast<int>(last) : p.seq_len_kv};
     }
     char* base = static_cast<char*>(p.logits) + (row * p.logits_stride_s - first_key) * element_bytes;
     return LogitsRow{base, stored};

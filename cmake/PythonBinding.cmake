@@ -35,3 +35,11 @@ if(MQAJIT_BUILD_PYTHON)
   set(MQAJIT_PYTHON_INSTALL_DIR "lib/python${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}/site-packages"
       CACHE STRING "Where `cmake --install` puts the mqajit Python package (relative to the prefix, or absolute)")
 endif()
+
+# Links a Python extension module so that it exports its PyInit_ function alone
+# (cmake/python_extension.map says why).
+function(mqajit_python_extension_exports target)
+  set(map ${PROJECT_SOURCE_DIR}/cmake/python_extension.map)
+  target_link_options(${target} PRIVATE -Wl,--version-script=${map})
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${map})
+endfunction()

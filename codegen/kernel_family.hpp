@@ -37,6 +37,9 @@ struct ProblemShape {
     // NOTES: not a size but the one launch limit a caller sets (MqaLogitsOptions::num_sms): the
     // persistent families plan for at most this many multiprocessors; 0 means all of the device's.
     int num_sms = 0;
+    // The logits' element type (false: float32). No family plans by it; the tuning lookup keys on
+    // it, since the store it changes can change the best variant.
+    bool logits_bf16 = false;
 };
 
 // The problem of one paged_mqa_logits (decode) call, as far as the host knows it: the context

@@ -1,6 +1,6 @@
 #pragma once
 // The decisions a dispatcher has made, each holding a weak reference to its loaded kernel: by
-// tuned row (and the call's clean_logits, since a row of one mode may serve the other) or, for
+// tuned row (and the call's mode, since a row of one mode may serve another) or, for
 // explicit requests and calls no row matched, by the call's identity and then the requested name
 // (found without building a key). A warm call is one hash lookup and taking the kernel from its
 // weak reference; a kernel the kernel cache has since evicted is loaded again for the same decision.
@@ -24,17 +24,20 @@ class DecisionMemo {
 public:
     using Resolved = std::pair<const Decision*, std::shared_ptr<LoadedKernel>>;
 
+    // Distinct call modes a row may serve: clean_logits (1) plus 2 for bf16 logits (prefill).
+    static constexpr int kCallModes = 4;
+
     // The decision for a call and its kernel, loaded. `row` is the tuned row that matched (null:
-    // none, or a request); `load(decision)` loads a decision's kernel; `make()` decides anew and
+    // none, or a request), `call_mode` the call's mode, below kCallModes; `load(decision)` loads a decision's kernel; `make()` decides anew and
     // returns {decision, its loaded kernel}; `fall_back(decision, error)` answers when a tuned
     // variant's kernel cannot be loaded again (a request's failure is thrown to the caller).
     template <class Load, class Make, class FallBack>
-    Resolved resolve(const Row* row, bool clean_logits, const Identity& identity, const std::string& requested,
+    Resolved resolve(const Row* row, int call_mode, const Identity& identity, const std::string& requested,
                      Load&& load, Make&& make, FallBack&& fall_back) {
         Decision* decided = nullptr;
         {
             std::lock_guard lock(mutex_);
-            decided = find(row, clean_logits, identity, requested);
+            decided = find(row, call_mode, identity, requested);
             if (decided) {
                 if (std::shared_ptr<LoadedKernel> kernel = decided->kernel.lock()) return {decided, std::move(kernel)};
             }
@@ -54,7 +57,7 @@ public:
         made.made = true;
         made.kernel = kernel;
         std::lock_guard lock(mutex_);
-        Decision& slot = row ? by_row_[clean_logits ? 1 : 0][row] : by_request_[identity][requested];
+        Decision& slot = row ? by_row_.at(static_cast<std::size_t>(call_mode))[row] : by_request_[identity][requested];
         // NOTES: a racing thread's equal decision stays; this call runs the kernel it loaded.
         if (!slot.made) slot = std::move(made);
         else if (slot.kernel.expired()) slot.kernel = kernel;
@@ -62,9 +65,9 @@ public:
     }
 
 private:
-    Decision* find(const Row* row, bool clean_logits, const Identity& identity, const std::string& requested) {
+    Decision* find(const Row* row, int call_mode, const Identity& identity, const std::string& requested) {
         if (row) {
-            auto& rows = by_row_[clean_logits ? 1 : 0];
+            auto& rows = by_row_.at(static_cast<std::size_t>(call_mode));
             const auto found = rows.find(row);
             return found == rows.end() ? nullptr : &found->second;
         }
@@ -75,7 +78,7 @@ private:
     }
 
     std::mutex mutex_;
-    std::array<std::unordered_map<const Row*, Decision>, 2> by_row_;
+    std::array<std::unordered_map<const Row*, Decision>, kCallModes> by_row_;
     std::map<Identity, std::unordered_map<std::string, Decision>> by_request_;
 };
 

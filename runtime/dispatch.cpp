@@ -30,7 +30,7 @@ struct Dispatcher::DeviceState {
     // Requests ("" when no row matched) are kept by (heads, head_dim), then by the requested name.
     DecisionMemo<TunedRow, std::pair<int, int>, Resolved> decisions;
     std::mutex mutex;  // guards logged_shapes
-    std::set<std::tuple<int, int, std::int64_t, std::int64_t, bool>> logged_shapes;
+    std::set<std::tuple<int, int, std::int64_t, std::int64_t, bool, bool>> logged_shapes;  // ..., clean_logits, bf16
 };
 
 namespace {
@@ -88,7 +88,9 @@ namespace {
 
 ShapeKey tuning_key(const Arch& arch, int multiprocessors, const ProblemShape& shape, bool clean_logits) {
     return ShapeKey{.arch = arch.name, .cu_num = multiprocessors, .heads = shape.heads, .head_dim = shape.head_dim,
-                    .clean_logits = clean_logits ? 1 : 0, .seq_len = shape.seq_len, .seq_len_kv = shape.seq_len_kv};
+                    .clean_logits = clean_logits ? 1 : 0,
+                    .logits_dtype = std::string(kLogitsDtypes[shape.logits_bf16 ? 1 : 0]),
+                    .seq_len = shape.seq_len, .seq_len_kv = shape.seq_len_kv};
 }
 
 // "tuned row X (seq_len 1024, seq_len_kv 8192)", with what differs from the call's own group.
@@ -98,6 +100,8 @@ std::string tuned_row_reason(const TunedRow& row, const ShapeKey& call) {
     if (row.key.cu_num != call.cu_num) text += fmt::format("; tuned at the nearest SM count, {}", row.key.cu_num);
     if (row.key.clean_logits != call.clean_logits)
         text += fmt::format("; tuned with clean_logits={}, none with {}", row.key.clean_logits, call.clean_logits);
+    if (row.key.logits_dtype != call.logits_dtype)
+        text += fmt::format("; tuned with logits_dtype={}, none with {}", row.key.logits_dtype, call.logits_dtype);
     return text + ")";
 }
 
@@ -137,7 +141,7 @@ std::pair<const Dispatcher::Resolved*, std::shared_ptr<LoadedKernel>> Dispatcher
         row = TuningDb::instance().lookup(tuning_key(state.arch, state.limits.multiprocessors, shape, clean_logits));
     if (log().should_log(spdlog::level::debug)) log_first_decision(state, shape, clean_logits, requested);
     return state.decisions.resolve(
-        row, clean_logits, std::pair{shape.heads, shape.head_dim}, requested,
+        row, (clean_logits ? 1 : 0) + (shape.logits_bf16 ? 2 : 0), std::pair{shape.heads, shape.head_dim}, requested,
         [&](const Resolved& decided) { return load(state, decided, shape); },
         [&] { return make_decision(state, shape, clean_logits, requested); },
         [&](const Resolved& decided, const Error& e) {
@@ -151,13 +155,15 @@ void Dispatcher::log_first_decision(DeviceState& state, const ProblemShape& shap
                                     const std::string& requested) {
     {
         std::lock_guard lock(state.mutex);
-        if (!state.logged_shapes.emplace(shape.heads, shape.head_dim, shape.seq_len, shape.seq_len_kv, clean_logits)
+        if (!state.logged_shapes
+                 .emplace(shape.heads, shape.head_dim, shape.seq_len, shape.seq_len_kv, clean_logits, shape.logits_bf16)
                  .second)
             return;
     }
     const KernelChoice choice = decide(state, shape, clean_logits, requested);
-    log().debug("dispatch {} h{} d{} s{} n{} clean_logits={}: {} ({})", state.arch.name, shape.heads, shape.head_dim,
-                shape.seq_len, shape.seq_len_kv, clean_logits ? 1 : 0,
+    log().debug("dispatch {} h{} d{} s{} n{} clean_logits={} logits_dtype={}: {} ({})", state.arch.name, shape.heads,
+                shape.head_dim, shape.seq_len, shape.seq_len_kv, clean_logits ? 1 : 0,
+                kLogitsDtypes[shape.logits_bf16 ? 1 : 0],
                 choice.variant ? choice.variant->name() : "baseline", choice.reason);
 }
 

@@ -92,7 +92,7 @@ MqaLogitsArgs make_mqa_logits_args(const TensorView& q, const TensorView& kv, co
 
     MqaLogitsArgs args;
     args.shape = ProblemShape{.heads = static_cast<int>(h), .head_dim = static_cast<int>(d), .seq_len = s,
-                              .seq_len_kv = n};
+                              .seq_len_kv = n, .logits_bf16 = logits.dtype == DType::bfloat16};
     MqaLogitsParams& p = args.params;
     p.q = static_cast<const unsigned char*>(q.data);
     p.kv = static_cast<const unsigned char*>(kv.data);

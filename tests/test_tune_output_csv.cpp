@@ -31,15 +31,15 @@ std::string file_text(const std::filesystem::path& path) {
 
 const std::string kHeader = tuning::csv_header();
 const std::string kGfx950 =
-    "gfx950,256,32,128,1,256,4096,flydsl,mfma32x32x64_bkv64_r1_w2_lds2,18.4,,,,,,\n"
-    "gfx950,256,32,128,1,2048,4096,flydsl,mfma32x32x64_bkv128_r2_w4_lds3,56.0,,,,,,\n";
+    "gfx950,256,32,128,1,float32,256,4096,flydsl,mfma32x32x64_bkv64_r1_w2_lds2,18.4,,,,,,\n"
+    "gfx950,256,32,128,1,float32,2048,4096,flydsl,mfma32x32x64_bkv128_r2_w4_lds3,56.0,,,,,,\n";
 constexpr const char* kVariant = "wgmma64x128x32_bkv128_r4_w2_lds4";
 
 }  // namespace
 
 TEST_CASE("tune output csv: untuned rows come out byte for byte, tuned ones replace their line or follow") {
-    const std::string old_sm90 = "sm_90a,132,32,128,1,256,4096,jit," + std::string(kVariant) + ",21.50,,,,,,\n";
-    const std::string bad = "gfx950,256,32,128,1,oops,4096,flydsl,x,1.0,,,,,,\n";
+    const std::string old_sm90 = "sm_90a,132,32,128,1,float32,256,4096,jit," + std::string(kVariant) + ",21.50,,,,,,\n";
+    const std::string bad = "gfx950,256,32,128,1,float32,oops,4096,flydsl,x,1.0,,,,,,\n";
     const std::string text = kHeader + "\n" + kGfx950 + old_sm90 + "\n" + bad + old_sm90;
     tools::TuneOutputCsv table = tools::TuneOutputCsv::parse(text, "t.csv");
     CHECK(table.text() == text);  // nothing tuned: nothing changes
@@ -161,12 +161,14 @@ TEST_CASE("tune output csv: clean_logits=0 rows join the shipped GLM-5 table aft
     }
     tools::TuneOutputCsv table = tools::TuneOutputCsv::parse(text, shipped.string());
     REQUIRE(table.rows().size() == 48);
+    // NOTES: the rows are written in the file's own columns (it has no logits_dtype: float32 rows).
+    const std::vector<std::string> columns = tuning::split_csv_line(text.substr(0, text.find('\n')));
     std::string added;
     for (TunedRow row : table.rows()) {
         if (row.key.arch != "sm_90a") continue;
         row.key.clean_logits = 0;
         table.upsert(row);
-        added += tuning::csv_line(row) + "\n";
+        added += tuning::csv_line(row, columns) + "\n";
     }
     CHECK(table.text() == text + added);
     CHECK(table.rows().size() == 72);

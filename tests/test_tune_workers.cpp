@@ -222,7 +222,7 @@ TEST_CASE("tune cli --devices: workers that fail are reported, exit 1, and no ro
                                                    .variant = "mfma32x32x64_bkv128_r2_w4_lds3", .us = 56}};
     const std::string output_before = tuning::csv_header() + "\n" + tuning::csv_line(before[0]) + "\n" +
                                       tuning::csv_line(before[1]) + "\n" +
-                                      "gfx950,256,32,128,0,2048,4096,flydsl,mfma32x32x64_bkv128_r2_w4_lds3,56.0,,,,,,\n";
+                                      "gfx950,256,32,128,0,float32,2048,4096,flydsl,mfma32x32x64_bkv128_r2_w4_lds3,56.0,,,,,,\n";
     std::ofstream(output, std::ios::binary) << output_before;
     const auto db = dir.path() / "user.db";
     const auto json = dir.path() / "tune.json";

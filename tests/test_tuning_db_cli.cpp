@@ -122,6 +122,28 @@ TEST_CASE("tuning cli: lookup at an untuned SM count uses the nearest tuned one,
     CHECK(contains(output, "MQAJIT_NEAREST_CU_NUM"));
 }
 
+TEST_CASE("tuning cli: lookup takes the logits dtype; float32 rows serve a bfloat16 call when it has none") {
+    CliFixture fixture;
+    const std::string lookup = "lookup --arch gfx950 --cu-num 256 --heads 32 --head-dim 128 --seq-len 256 "
+                               "--seq-len-kv 4096 --clean-logits 1";
+    std::string output;
+    REQUIRE(fixture.db(lookup + " --logits-dtype bfloat16 --json", &output) == 0);
+    const auto json = nlohmann::json::parse(output);
+    CHECK(json["shape"]["logits_dtype"] == "bfloat16");
+    CHECK(json["row"]["logits_dtype"] == "float32");
+    CHECK(json["kernel"] == "mfma32x32x64_bkv64_r1_w2_lds2");
+    REQUIRE(json["fallbacks"].size() == 1);
+    CHECK(contains(json["fallbacks"][0].get<std::string>(), "no rows tuned with logits_dtype=bfloat16"));
+    REQUIRE(fixture.db(lookup + " --json", &output) == 0);
+    CHECK(nlohmann::json::parse(output)["shape"]["logits_dtype"] == "float32");
+    CHECK(nlohmann::json::parse(output)["fallbacks"].empty());
+    CHECK(fixture.db(lookup + " --logits-dtype float16", &output) == 2);
+    CHECK(contains(output, "--logits-dtype"));
+    CHECK(fixture.db("lookup --op paged_mqa_logits --arch sm_90a --cu-num 132 --heads 64 --head-dim 128 --next-n 1 "
+                     "--block-kv 64 --batch 8 --logits-dtype bfloat16", &output) == 2);
+    CHECK(contains(output, "--logits-dtype is not a key of the paged_mqa_logits table"));
+}
+
 TEST_CASE("tuning cli: bad usage exits 2") {
     CliFixture fixture;
     std::string output;
@@ -197,7 +219,7 @@ TEST_CASE("tuning cli: export then import into a fresh database reproduces the r
     REQUIRE(CliFixture::run("db --db " + quoted(second_db) + " --system-db " + quoted(fixture.system_db) +
                                 " export --user-only -",
                             &output) == 0);
-    CHECK(output.starts_with("gfx,cu_num,heads,head_dim,clean_logits,seq_len,seq_len_kv,backend,variant,us"));
+    CHECK(output.starts_with("gfx,cu_num,heads,head_dim,clean_logits,logits_dtype,seq_len,seq_len_kv,backend,variant,us"));
 }
 
 TEST_CASE("tuning cli: check reports collisions with both places and exits 1") {

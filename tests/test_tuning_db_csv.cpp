@@ -132,7 +132,7 @@ TEST_CASE("tuning csv: written rows parse back to the same rows") {
                                         make_row("gfx950", 256, 64, 128, 1, 1, "baseline", 1e-3)};
     std::ostringstream out;
     tuning::write_csv(out, rows);
-    CHECK(out.str().starts_with("gfx,cu_num,heads,head_dim,clean_logits,seq_len,seq_len_kv,backend,variant,us,baseline_us,"));
+    CHECK(out.str().starts_with("gfx,cu_num,heads,head_dim,clean_logits,logits_dtype,seq_len,seq_len_kv,backend,variant,us,baseline_us,"));
     const auto parsed = parse_csv(out.str(), "w.csv");
     REQUIRE(parsed.problems.empty());
     REQUIRE(parsed.rows.size() == rows.size());

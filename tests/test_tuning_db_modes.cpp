@@ -119,7 +119,7 @@ TEST_CASE("tuning lookup: each mode's rows serve that mode, the other mode's sta
 
     const LookupResult own = db.explain(sm90_key(132, 0, 2048, 9000));
     CHECK(own.fallbacks.empty());
-    CHECK(mentions(own.steps, "group arch=sm_90a cu_num=132 heads=32 head_dim=128 clean_logits=0: 1 tuned row(s)"));
+    CHECK(mentions(own.steps, "group arch=sm_90a cu_num=132 heads=32 head_dim=128 clean_logits=0 logits_dtype=float32: 1 tuned row(s)"));
 
     // H=64 has clean_logits=1 rows only: a clean_logits=0 call is served by them.
     CHECK(pick(db, sm90_key(132, 0, 2048, 9000, 64)) == "wgmma64x128x32_bkv128_r2_w2_lds4");
@@ -129,7 +129,7 @@ TEST_CASE("tuning lookup: each mode's rows serve that mode, the other mode's sta
     REQUIRE(other.fallbacks.size() == 1);
     CHECK(mentions(other.steps, "no tuned rows for group arch=sm_90a cu_num=132 heads=64 head_dim=128 clean_logits=0"));
     CHECK(mentions(other.steps, other.fallbacks[0]));
-    CHECK(mentions(other.steps, "group arch=sm_90a cu_num=132 heads=64 head_dim=128 clean_logits=1: 1 tuned row(s)"));
+    CHECK(mentions(other.steps, "group arch=sm_90a cu_num=132 heads=64 head_dim=128 clean_logits=1 logits_dtype=float32: 1 tuned row(s)"));
     CHECK(other.row->variant == pick(db, sm90_key(132, 1, 2048, 9000, 64)));
 }
 
@@ -179,13 +179,13 @@ TEST_CASE("tuning lookup: a row of a new mode or SM count takes over from the st
 }
 
 TEST_CASE("tuning csv: the clean_logits column is read and written, and a table without it holds clean_logits=1 rows") {
-    CHECK(tuning::csv_header().starts_with("gfx,cu_num,heads,head_dim,clean_logits,seq_len,seq_len_kv,"));
+    CHECK(tuning::csv_header().starts_with("gfx,cu_num,heads,head_dim,clean_logits,logits_dtype,seq_len,seq_len_kv,"));
     const auto with = tuning::parse_csv(kModesCsv, "with.csv");
     REQUIRE(with.problems.empty());
     REQUIRE(with.rows.size() == 4);
     CHECK(with.rows[0].key.clean_logits == 0);
     CHECK(with.rows[1].key.clean_logits == 1);
-    CHECK(tuning::csv_line(with.rows[0]).starts_with("sm_90a,132,32,128,0,1024,8192,jit,"));
+    CHECK(tuning::csv_line(with.rows[0]).starts_with("sm_90a,132,32,128,0,float32,1024,8192,jit,"));
     const auto without = tuning::parse_csv("gfx,cu_num,heads,head_dim,seq_len,seq_len_kv,backend,variant,us\n"
                                            "sm_90a,132,32,128,1024,8192,jit,wgmma64x128x32_bkv64_r4_w2_lds4,11\n",
                                            "without.csv");
@@ -240,8 +240,8 @@ TEST_CASE("tuning user db: a version 1 database is migrated in place, its rows b
         TuningDb db(std::nullopt, file);
         CHECK_FALSE(db.user_db_in_memory());
         CHECK(capture.warnings() == 1);
-        CHECK(capture.count("migrated user tuning database " + file.string() + " from schema version 1 to 3") == 1);
-        CHECK(capture.count("its 2 row(s) are clean_logits=1 rows") == 1);
+        CHECK(capture.count("migrated user tuning database " + file.string() + " from schema version 1 to 4") == 1);
+        CHECK(capture.count("its 2 prefill row(s) are clean_logits=1 float32 rows") == 1);
         const auto rows = db.user_rows();
         REQUIRE(rows.size() == 2);
         CHECK(rows[0].key == sm90_key(132, 1, 1024, 8192));
@@ -279,7 +279,7 @@ TEST_CASE("tuning db: an old or a newer schema version is refused with what to d
     } catch (const Error& e) {
         CHECK(e.kind() == ErrorKind::database);
         const std::string text = e.what();
-        CHECK(text.find("schema version 1, older than the version 3") != std::string::npos);
+        CHECK(text.find("schema version 1, older than the version 4") != std::string::npos);
         CHECK(text.find("mqajit db build-system") != std::string::npos);
     }
     const auto new_file = dir.path() / "new.db";
@@ -291,7 +291,7 @@ TEST_CASE("tuning db: an old or a newer schema version is refused with what to d
     LogCapture capture;
     TuningDb db(std::nullopt, new_file);
     CHECK(db.user_db_in_memory());
-    CHECK(capture.count("schema version 7, newer than the version 3 this mqajit reads") == 1);
+    CHECK(capture.count("schema version 7, newer than the version 4 this mqajit reads") == 1);
 }
 
 TEST_CASE("tuning check: a row whose variant cannot run on its arch is refused, baseline rows always run") {

@@ -1,7 +1,7 @@
 // The decode table's files and databases: AITER's file names pick the table a CSV belongs to (the
 // prefill loader never reads paged_mqa_logits*.csv, the decode loader never the prefill files),
 // the shipped untuned decode shapes, the system database holding both tables, and the schema
-// version 3 that added the decode table (a version 2 user database is migrated).
+// version 3 that added the decode table (a version 2 user database is migrated to the current one).
 
 #include <doctest/doctest.h>
 
@@ -175,11 +175,7 @@ namespace {
 
 // A user database as mqajit wrote it before the decode table (schema version 2).
 void make_version_2_db(const std::filesystem::path& file) {
-    sqlite::Database database(file, sqlite::OpenMode::read_write_create);
-    database.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-                     "INSERT INTO meta VALUES ('schema_version', '2');");
-    database.execute(tuning::table_ddl<ShapeKey>());
-    tuning::upsert_row(database, make_row("gfx950", 256, 32, 128, 1024, 4096, "mfma32x32x64_bkv64_r2_w2_lds3", 9));
+    make_version_2_or_3_db(file, 2, "gfx950", 256, "mfma32x32x64_bkv64_r2_w2_lds3");
 }
 
 }  // namespace
@@ -193,8 +189,8 @@ TEST_CASE("paged db: a version 2 user database gains the decode table, keeping i
         TuningDb db(std::nullopt, file);
         CHECK_FALSE(db.user_db_in_memory());
         CHECK(capture.warnings() == 1);
-        CHECK(capture.count("from schema version 2 to 3 (which adds the paged_mqa_logits table): its 1 row(s) are "
-                            "kept") == 1);
+        CHECK(capture.count("from schema version 2 to 4 (which adds the logits_dtype key and the paged_mqa_logits "
+                            "table): its 1 prefill row(s) are float32 rows") == 1);
         CHECK(db.user_rows<ShapeKey>().size() == 1);
         CHECK(db.lookup(gfx950_key(32, 128, 1, 2000, 5000)) != nullptr);
         db.insert(paged_row(16));
@@ -202,7 +198,7 @@ TEST_CASE("paged db: a version 2 user database gains the decode table, keeping i
                                       .block_kv = 64, .clean_logits = 0, .batch = 100}) != nullptr);
     }
     sqlite::Database database(file, sqlite::OpenMode::read_only);
-    CHECK(tuning::schema_version(database) == 3);
+    CHECK(tuning::schema_version(database) == 4);
     CHECK(tuning::count_rows<ShapeKey>(database) == 1);
     CHECK(tuning::count_rows<PagedShapeKey>(database) == 1);
 }
@@ -215,13 +211,13 @@ TEST_CASE("paged db: a version 2 system database is refused with what to do") {
         FAIL("expected an error");
     } catch (const Error& e) {
         CHECK(e.kind() == ErrorKind::database);
-        CHECK(std::string(e.what()).find("schema version 2, older than the version 3") != std::string::npos);
+        CHECK(std::string(e.what()).find("schema version 2, older than the version 4") != std::string::npos);
         CHECK(std::string(e.what()).find("mqajit db build-system") != std::string::npos);
     }
     LogCapture capture;
     TuningDb db(dir.path() / "system.db", dir.path() / "user.db");
     CHECK_FALSE(db.system_db_path());
-    CHECK(capture.count("older than the version 3") == 1);
+    CHECK(capture.count("older than the version 4") == 1);
 }
 
 TEST_CASE("paged db: a user database that falls back to memory keeps both tables' rows") {

@@ -13,10 +13,12 @@
 #include <string_view>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/log.hpp"
 #include "tests/support.hpp"
+#include "tuning_db/row_table.hpp"
 #include "tuning_db/sqlite.hpp"
 #include "tuning_db/system_db.hpp"
 #include "tuning_db/tuned_row.hpp"
@@ -92,6 +94,28 @@ inline void make_version_1_db(const std::filesystem::path& file) {
         "'2026-11-30', '');"
         "INSERT INTO tuned_mqa_logits VALUES ('sm_90a', 132, 32, 128, 4096, 8192, 'baseline', 'baseline', 30, NULL, "
         "'', '', '', '', '', '');");
+}
+
+// The prefill table as schema versions 2 and 3 wrote it: no logits_dtype column (all rows float32).
+inline constexpr std::string_view kVersion3PrefillTable =
+    "CREATE TABLE tuned_mqa_logits (arch TEXT NOT NULL, cu_num INTEGER NOT NULL, heads INTEGER NOT NULL, "
+    "head_dim INTEGER NOT NULL, clean_logits INTEGER NOT NULL, seq_len INTEGER NOT NULL, seq_len_kv INTEGER NOT NULL, "
+    "backend TEXT NOT NULL, variant TEXT NOT NULL, us REAL NOT NULL, baseline_us REAL, runner_up TEXT NOT NULL, "
+    "tuner_version TEXT NOT NULL, compiler_version TEXT NOT NULL, driver_version TEXT NOT NULL, date TEXT NOT NULL, "
+    "origin TEXT NOT NULL, PRIMARY KEY (arch, cu_num, heads, head_dim, clean_logits, seq_len, seq_len_kv)) "
+    "WITHOUT ROWID;";
+
+// A user database of schema version 2 (before the paged_mqa_logits table) or 3 (before the
+// prefill table's logits_dtype column), holding one prefill row.
+inline void make_version_2_or_3_db(const std::filesystem::path& file, int version, std::string_view arch,
+                                   int cu_num, std::string_view variant) {
+    sqlite::Database database(file, sqlite::OpenMode::read_write_create);
+    database.execute(fmt::format("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                                 "INSERT INTO meta VALUES ('schema_version', '{}');", version));
+    database.execute(std::string(kVersion3PrefillTable));
+    if (version == 3) database.execute(tuning::table_ddl<PagedShapeKey>());
+    database.execute(fmt::format("INSERT INTO tuned_mqa_logits VALUES ('{}', {}, 32, 128, 0, 1024, 4096, 'jit', "
+                                 "'{}', 9, NULL, '', '', '', '', '', '')", arch, cu_num, variant));
 }
 
 // Whether `text` is valid UTF-8, as JSON output (and Python) need it.

@@ -67,6 +67,8 @@ bool is_required(std::string_view column) {
     // NOTES: the measurements and provenance past `us` are optional: the prefill tables lack them.
     // The prefill clean_logits too: tables written before it existed mean kCleanLogitsWithoutColumn.
     if (column == "clean_logits") return !Key::kOp.mode_without_column.has_value();
+    // The logits dtype too: a table without it holds float32 rows (the key's default).
+    if (column == "logits_dtype") return false;
     return column != "baseline_us" && column != "runner_up" && column != "tuner_version" &&
            column != "compiler_version" && column != "driver_version" && column != "date";
 }
@@ -147,6 +149,9 @@ std::string parse_row(const HeaderLayout& layout, const std::vector<std::string>
     row.key.visit(read);
     row.visit_values(read);
     if (!problem.empty()) return problem;
+    if constexpr (requires { row.key.logits_dtype; }) {
+        if (row.key.logits_dtype.empty()) row.key.logits_dtype = kLogitsDtypes[0];  // not said: float32
+    }
     try {
         row.key.arch = Arch::parse(row.key.arch).name;
     } catch (const Error& e) {

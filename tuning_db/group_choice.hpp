@@ -3,9 +3,11 @@
 // has rows; otherwise, in this order:
 //   1. the same group in the other clean_logits mode: same device, same kernels, which differ
 //      only in whether they store -inf outside the windows;
-//   2. when nearest_cu_num is on, the tuned cu_num of the same identity columns (arch, heads,
-//      head_dim, ...) nearest to the call's (a tie goes to the smaller), in the call's mode where
-//      that cu_num has it, else in the other;
+//   2. (prefill) the same two with float32 logits for a bfloat16 call (or the other way round):
+//      the same kernels, timed with the other store;
+//   3. when nearest_cu_num is on, the tuned cu_num of the same identity columns (arch, heads,
+//      head_dim, ...) nearest to the call's (a tie goes to the smaller), in the first of the
+//      stand-ins above that it has;
 // and no group (the baseline kernel) when the identity columns have no rows at all, or only at
 // other SM counts with nearest_cu_num off. The same rule serves both tables.
 

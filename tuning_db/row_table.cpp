@@ -135,16 +135,20 @@ void upsert_any_row(sqlite::Database& database, const TunedRowOf<Key>& row) {
     statement->run();
 }
 
-// NOTES: version 1 is version 2's prefill table less the clean_logits key column; its rows were
-// all tuned with clean_logits=True.
-void add_clean_logits_column(sqlite::Database& database) {
+// The prefill table rebuilt with the key columns an older schema lacks: version 1 had neither
+// clean_logits nor logits_dtype (its rows were all tuned with clean_logits=True), version 2 and 3
+// no logits_dtype (their rows all float32).
+void add_prefill_key_columns(sqlite::Database& database, int version) {
     constexpr std::string_view table = table_name<ShapeKey>();
-    const std::string old_table = fmt::format("{}_v1", table);
+    const std::string old_table = fmt::format("{}_v{}", table, version);
     database.execute(fmt::format("ALTER TABLE {} RENAME TO {}", table, old_table));
     database.execute(table_ddl<ShapeKey>());
     std::vector<std::string> selected;
-    for (const std::string& column : column_names<ShapeKey>())
-        selected.push_back(column == "clean_logits" ? std::to_string(kCleanLogitsWithoutColumn) : column);
+    for (const std::string& column : column_names<ShapeKey>()) {
+        if (column == "clean_logits" && version == 1) selected.push_back(std::to_string(kCleanLogitsWithoutColumn));
+        else if (column == "logits_dtype") selected.push_back(fmt::format("'{}'", kLogitsDtypes[0]));
+        else selected.push_back(column);
+    }
     database.execute(fmt::format("INSERT INTO {} ({}) SELECT {} FROM {}", table, fmt::join(column_names<ShapeKey>(), ", "),
                                  fmt::join(selected, ", "), old_table));
     database.execute(fmt::format("DROP TABLE {}", old_table));
@@ -227,9 +231,9 @@ std::optional<int> migrate_schema(sqlite::Database& database) {
     sqlite::write_transaction(database, "migrating the schema", [&] {
         // NOTES: read inside the write transaction: another process may have migrated it meanwhile.
         const auto version = schema_version(database);
-        if (version != 1 && version != 2) return;
-        if (version == 1) add_clean_logits_column(database);
-        // Version 3 only adds tables: the paged_mqa_logits one.
+        if (version != 1 && version != 2 && version != 3) return;
+        add_prefill_key_columns(database, *version);
+        // Version 3 added a table, the paged_mqa_logits one.
         for_each_table_key([&]<class Key>(std::type_identity<Key>) { database.execute(table_ddl<Key>()); });
         set_meta(database, "schema_version", std::to_string(kSchemaVersion));
         migrated_from = *version;

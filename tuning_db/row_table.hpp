@@ -16,8 +16,9 @@
 namespace mqajit::tuning {
 
 // Version 2 added the clean_logits key column (version 1 rows are clean_logits=1 rows); version 3
-// the paged_mqa_logits table.
-inline constexpr int kSchemaVersion = 3;
+// the paged_mqa_logits table; version 4 the prefill table's logits_dtype key column (older rows
+// are float32 rows).
+inline constexpr int kSchemaVersion = 4;
 
 // The CREATE TABLE statement of a key type's table; the key is its PRIMARY KEY.
 template <class Key = ShapeKey>
@@ -30,7 +31,7 @@ std::optional<int> schema_version(sqlite::Database& database);
 // Throws mqajit::Error(database) unless the database holds schema version kSchemaVersion; the
 // message says what to do about an older or a newer one.
 void require_schema(sqlite::Database& database);
-// Brings a database of an older schema version that this mqajit can convert (1 or 2) to
+// Brings a database of an older schema version that this mqajit can convert (1 to 3) to
 // kSchemaVersion in one write transaction, keeping every row. Returns the version it migrated
 // from, or nullopt when there was nothing to do (already current, or a version it cannot convert).
 std::optional<int> migrate_schema(sqlite::Database& database);

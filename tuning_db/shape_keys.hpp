@@ -17,7 +17,8 @@ namespace mqajit {
 // clean_logits=True (MqaLogitsOptions' default then as now), so such a row is a clean_logits=1 row.
 inline constexpr int kCleanLogitsWithoutColumn = 1;
 
-// mqa_logits: group (arch, cu_num, heads, head_dim, clean_logits); lengths seq_len_kv, then seq_len.
+// mqa_logits: group (arch, cu_num, heads, head_dim, clean_logits, logits_dtype); lengths seq_len_kv,
+// then seq_len.
 struct ShapeKey {
     static constexpr TableOp kOp{.name = "mqa_logits",
                                  .table = "tuned_mqa_logits",
@@ -33,6 +34,10 @@ struct ShapeKey {
     // The call's mode the row was tuned in: 1 with -inf written outside each row's window
     // (clean_logits=True), 0 without (what vLLM and SGLang call). A call looks up its own first.
     int clean_logits = 0;
+    // The logits' element type the row was tuned with, "float32" or "bfloat16" (kLogitsDtypes):
+    // bf16 rows change the store, and with it the best variant at some shapes. Tables and
+    // databases without the column hold float32 rows.
+    std::string logits_dtype = std::string(kLogitsDtypes[0]);
     std::int64_t seq_len = 0;
     std::int64_t seq_len_kv = 0;
 
@@ -43,6 +48,7 @@ struct ShapeKey {
         f("heads", kIdentityColumn, keys.heads...);
         f("head_dim", kIdentityColumn, keys.head_dim...);
         f("clean_logits", kModeColumn, keys.clean_logits...);
+        f("logits_dtype", kOutputColumn, keys.logits_dtype...);
         f("seq_len", kLengthColumn<1>, keys.seq_len...);
         f("seq_len_kv", kLengthColumn<0>, keys.seq_len_kv...);
     }

@@ -27,6 +27,7 @@ enum class ColumnRole {
     identity,  // must match the call's exactly (arch, heads, head_dim, ...)
     device,    // cu_num: the nearest tuned value stands in for an untuned one
     mode,      // clean_logits, 0 or 1: the other mode's rows stand in for a mode with none
+    output,    // logits_dtype: the float32 rows stand in for a dtype with none
     length,    // the floor rule: the largest tuned value not above the call's (below all, the smallest)
 };
 
@@ -38,6 +39,7 @@ struct ColumnTag {
 inline constexpr ColumnTag<ColumnRole::identity> kIdentityColumn{};
 inline constexpr ColumnTag<ColumnRole::device> kDeviceColumn{};
 inline constexpr ColumnTag<ColumnRole::mode> kModeColumn{};
+inline constexpr ColumnTag<ColumnRole::output> kOutputColumn{};
 template <int Rank>
 inline constexpr ColumnTag<ColumnRole::length, Rank> kLengthColumn{};
 
@@ -187,14 +189,20 @@ std::string identity_string(const Key& key) {
     return describe_columns(key, [](ColumnRole role) { return role == ColumnRole::identity; });
 }
 
-// What is wrong with a key (an empty arch, a size that is not positive, a mode other than 0 or 1),
-// or nullopt. The arch's spelling is not checked here.
+// The logits dtypes a key's output column takes; the first is the one whose rows stand in for the others.
+inline constexpr std::array<std::string_view, 2> kLogitsDtypes{"float32", "bfloat16"};
+
+// What is wrong with a key (an empty arch, a size that is not positive, a mode other than 0 or 1,
+// a logits dtype other than float32 or bfloat16), or nullopt. The arch's spelling is not checked here.
 template <TableKey Key>
 std::optional<std::string> key_problem(const Key& key) {
     std::optional<std::string> problem;
     Key::columns([&](std::string_view column, auto tag, const auto& value) {
         if (problem) return;
-        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(value)>, std::string>) {
+        if constexpr (decltype(tag)::role == ColumnRole::output) {
+            if (value != kLogitsDtypes[0] && value != kLogitsDtypes[1])
+                problem = fmt::format("{} is '{}'; it must be float32 or bfloat16", column, value);
+        } else if constexpr (std::is_same_v<std::remove_cvref_t<decltype(value)>, std::string>) {
             if (value.empty()) problem = "the arch (gfx column) is empty; give one like sm_90a or gfx950";
         } else if constexpr (decltype(tag)::role == ColumnRole::mode) {
             if (value != 0 && value != 1) problem = fmt::format("{} is {}; it must be 0 or 1", column, value);

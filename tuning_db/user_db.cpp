@@ -112,12 +112,13 @@ void UserDb::open_existing_locked() {
         if (version && *version < kSchemaVersion) {
             if (const auto from = migrate_schema(*database)) {
                 const std::string kept =
-                    *from == 1 ? fmt::format("its {} row(s) are clean_logits=1 rows, the mode they were tuned in",
-                                             count_rows<ShapeKey>(*database))
-                               : fmt::format("its {} row(s) are kept", count_rows<ShapeKey>(*database));
+                    *from == 1 ? fmt::format("its {} prefill row(s) are clean_logits=1 float32 rows, what they were "
+                                             "tuned with", count_rows<ShapeKey>(*database))
+                               : fmt::format("its {} prefill row(s) are float32 rows, what they were tuned with",
+                                             count_rows<ShapeKey>(*database));
                 log().warn("migrated user tuning database {} from schema version {} to {} (which adds the "
-                           "paged_mqa_logits table): {}; an older mqajit no longer reads the file", path_.string(),
-                           *from, kSchemaVersion, kept);
+                           "logits_dtype key{}): {}; an older mqajit no longer reads the file", path_.string(),
+                           *from, kSchemaVersion, *from < 3 ? " and the paged_mqa_logits table" : "", kept);
             }
         }
         require_schema(*database);

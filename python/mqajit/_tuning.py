@@ -35,6 +35,8 @@ _OPS = ("mqa_logits", "paged_mqa_logits")
 # clean_logits its call defaults to (mqa_logits(): True; paged_mqa_logits(): False, what engines pass).
 _LENGTHS = {"mqa_logits": ("seq_len", "seq_len_kv"), "paged_mqa_logits": ("next_n", "block_kv", "batch")}
 _DEFAULT_CLEAN_LOGITS = {"mqa_logits": True, "paged_mqa_logits": False}
+# Keys a table has that a lookup may leave out (the logits dtype: float32 when not given).
+_OPTIONAL_KEYS = {"mqa_logits": ("logits_dtype",), "paged_mqa_logits": ()}
 
 
 def _device(function_name, arch, cu_num):
@@ -52,12 +54,22 @@ def _device(function_name, arch, cu_num):
     return arch, cu_num
 
 
+def _logits_dtype_name(function_name, logits_dtype):
+    """"float32" or "bfloat16" from those names or a torch dtype (torch.float32, torch.bfloat16)."""
+    name = str(logits_dtype).removeprefix("torch.")
+    if name not in ("float32", "bfloat16"):
+        raise ValueError(f"mqajit.{function_name}: logits_dtype must be float32 or bfloat16 (a name or a torch "
+                         f"dtype); got {logits_dtype!r}")
+    return name
+
+
 def _query(function_name, op, arch, cu_num, heads, head_dim, clean_logits, keys):
     """The binding to call and its keyword arguments for `op`'s table."""
     if op not in _OPS:
         raise ValueError(f"mqajit.{function_name}: op must be one of {', '.join(_OPS)}; got {op!r}")
     wanted = _LENGTHS[op]
-    stray = [name for name, value in keys.items() if value is not None and name not in wanted]
+    optional = _OPTIONAL_KEYS[op]
+    stray = [name for name, value in keys.items() if value is not None and name not in wanted + optional]
     if stray:
         raise TypeError(f"mqajit.{function_name}: {', '.join(stray)} is not a key of the {op} table "
                         f"(it takes {', '.join(wanted)})")
@@ -69,20 +81,23 @@ def _query(function_name, op, arch, cu_num, heads, head_dim, clean_logits, keys)
         clean_logits = _DEFAULT_CLEAN_LOGITS[op]
     arguments = dict(arch=arch, cu_num=cu_num, heads=heads, head_dim=head_dim, clean_logits=bool(clean_logits),
                      **{name: keys[name] for name in wanted})
+    if keys.get("logits_dtype") is not None:
+        arguments["logits_dtype"] = _logits_dtype_name(function_name, keys["logits_dtype"])
     return op == "paged_mqa_logits", arguments
 
 
 def lookup(arch=None, cu_num=None, *, heads, head_dim, op="mqa_logits", seq_len=None, seq_len_kv=None,
-           next_n=None, block_kv=None, batch=None, clean_logits=None):
+           next_n=None, block_kv=None, batch=None, clean_logits=None, logits_dtype=None):
     """The tuned row that serves a shape, as a dict of the table's columns (plus 'origin'), or None
     when the baseline kernel serves it. op picks the table: "mqa_logits" (prefill; seq_len and
     seq_len_kv) or "paged_mqa_logits" (decode; next_n, block_kv and batch). arch ("sm_90a",
     "gfx950") and cu_num (SMs or CUs) default to the live device; with no GPU they must be given
     (else RuntimeError). clean_logits is the call's mode, defaulting like the op's call does
-    (mqa_logits(): True, paged_mqa_logits(): False): the row that call runs."""
+    (mqa_logits(): True, paged_mqa_logits(): False): the row that call runs. logits_dtype (mqa_logits
+    only): the logits' element type, "float32" (default) or "bfloat16", or a torch dtype."""
     paged, arguments = _query("lookup", op, arch, cu_num, heads, head_dim, clean_logits,
                               dict(seq_len=seq_len, seq_len_kv=seq_len_kv, next_n=next_n, block_kv=block_kv,
-                                   batch=batch))
+                                   batch=batch, logits_dtype=logits_dtype))
     return (_mqajit.paged_lookup if paged else _mqajit.lookup)(**arguments)
 
 
@@ -106,9 +121,9 @@ class Explanation:
 
 
 def explain(arch=None, cu_num=None, *, heads, head_dim, op="mqa_logits", seq_len=None, seq_len_kv=None,
-            next_n=None, block_kv=None, batch=None, clean_logits=None):
+            next_n=None, block_kv=None, batch=None, clean_logits=None, logits_dtype=None):
     """lookup() with its reasoning, as `mqajit db lookup` prints it (str() of the result)."""
     paged, arguments = _query("explain", op, arch, cu_num, heads, head_dim, clean_logits,
                               dict(seq_len=seq_len, seq_len_kv=seq_len_kv, next_n=next_n, block_kv=block_kv,
-                                   batch=batch))
+                                   batch=batch, logits_dtype=logits_dtype))
     return Explanation(**(_mqajit.paged_explain if paged else _mqajit.explain)(**arguments))

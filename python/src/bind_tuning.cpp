@@ -24,14 +24,15 @@ template <class Key>
 Key checked(Key key) {
     key.arch = Arch::parse(key.arch).name;
     const auto problem = key_problem(key);
-    MQAJIT_CHECK(!problem, "{}; every size of a shape must be positive", problem.value_or(""));
+    MQAJIT_CHECK(!problem, "{}", problem.value_or(""));
     return key;
 }
 
 ShapeKey shape_key(const std::string& arch, int cu_num, int heads, int head_dim, std::int64_t seq_len,
-                   std::int64_t seq_len_kv, bool clean_logits) {
+                   std::int64_t seq_len_kv, bool clean_logits, const std::string& logits_dtype) {
     return checked(ShapeKey{.arch = arch, .cu_num = cu_num, .heads = heads, .head_dim = head_dim,
-                            .clean_logits = clean_logits ? 1 : 0, .seq_len = seq_len, .seq_len_kv = seq_len_kv});
+                            .clean_logits = clean_logits ? 1 : 0, .logits_dtype = logits_dtype, .seq_len = seq_len,
+                            .seq_len_kv = seq_len_kv});
 }
 
 PagedShapeKey paged_key(const std::string& arch, int cu_num, int next_n, int heads, int head_dim, int block_kv,
@@ -75,14 +76,14 @@ py::dict explanation(const Key& key) {
 }
 
 py::object lookup(const std::string& arch, int cu_num, int heads, int head_dim, std::int64_t seq_len,
-                  std::int64_t seq_len_kv, bool clean_logits) {
+                  std::int64_t seq_len_kv, bool clean_logits, const std::string& logits_dtype) {
     return row_object(TuningDb::instance().lookup(shape_key(arch, cu_num, heads, head_dim, seq_len, seq_len_kv,
-                                                            clean_logits)));
+                                                            clean_logits, logits_dtype)));
 }
 
 py::dict explain(const std::string& arch, int cu_num, int heads, int head_dim, std::int64_t seq_len,
-                 std::int64_t seq_len_kv, bool clean_logits) {
-    return explanation(shape_key(arch, cu_num, heads, head_dim, seq_len, seq_len_kv, clean_logits));
+                 std::int64_t seq_len_kv, bool clean_logits, const std::string& logits_dtype) {
+    return explanation(shape_key(arch, cu_num, heads, head_dim, seq_len, seq_len_kv, clean_logits, logits_dtype));
 }
 
 py::object paged_lookup(const std::string& arch, int cu_num, int next_n, int heads, int head_dim, int block_kv,
@@ -102,11 +103,11 @@ void bind_tuning(py::module_& module) {
     module.def("canonical_arch", [](const std::string& arch) { return Arch::parse(arch).name; }, "arch"_a,
                "The arch name as mqajit spells it (\"sm90a\" -> \"sm_90a\"); ValueError for an unknown arch.");
     module.def("lookup", &lookup, py::kw_only(), "arch"_a, "cu_num"_a, "heads"_a, "head_dim"_a, "seq_len"_a,
-               "seq_len_kv"_a, "clean_logits"_a,
+               "seq_len_kv"_a, "clean_logits"_a, "logits_dtype"_a = "float32",
                "The tuned mqa_logits row (a dict of the table's columns plus 'origin') that serves the shape in "
-               "that clean_logits mode, or None when the baseline kernel does.");
+               "that clean_logits mode and logits dtype (float32 or bfloat16), or None when the baseline kernel does.");
     module.def("explain", &explain, py::kw_only(), "arch"_a, "cu_num"_a, "heads"_a, "head_dim"_a, "seq_len"_a,
-               "seq_len_kv"_a, "clean_logits"_a,
+               "seq_len_kv"_a, "clean_logits"_a, "logits_dtype"_a = "float32",
                "The lookup with its reasoning: {'op', 'shape', 'kernel', 'row', 'steps', 'fallbacks', "
                "'system_db', 'user_db'}.");
     module.def("paged_lookup", &paged_lookup, py::kw_only(), "arch"_a, "cu_num"_a, "next_n"_a, "heads"_a,

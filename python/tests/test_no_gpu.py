@@ -214,6 +214,8 @@ LOOKUP_SHAPES = [
     dict(arch="sm_90a", cu_num=132, heads=32, head_dim=128, seq_len=4096, seq_len_kv=8192, clean_logits=1),
     dict(arch="sm_90a", cu_num=132, heads=32, head_dim=128, seq_len=4096, seq_len_kv=8192, clean_logits=0),
     dict(arch="sm_90a", cu_num=132, heads=64, head_dim=128, seq_len=700, seq_len_kv=30000, clean_logits=0),
+    dict(arch="sm_90a", cu_num=132, heads=32, head_dim=128, seq_len=4096, seq_len_kv=8192, clean_logits=0,
+         logits_dtype="bfloat16"),
     dict(arch="sm_90a", cu_num=114, heads=32, head_dim=128, seq_len=1024, seq_len_kv=8192, clean_logits=1),
     dict(arch="gfx950", cu_num=256, heads=32, head_dim=128, seq_len=2048, seq_len_kv=2048, clean_logits=1),
     dict(arch="sm_80", cu_num=7, heads=32, head_dim=64, seq_len=1, seq_len_kv=1, clean_logits=0),
@@ -249,6 +251,17 @@ def test_lookup_takes_the_call_mode_defaulting_like_mqa_logits():
     assert nearest.row is not None and nearest.row["cu_num"] == 132
     assert any("nearest tuned cu_num, 132" in line for line in nearest.fallbacks)
     assert all(line in nearest.steps for line in nearest.fallbacks)
+
+
+def test_lookup_takes_the_logits_dtype_for_mqa_logits_only():
+    shape = dict(arch="sm_90a", cu_num=132, heads=32, head_dim=128, seq_len=4096, seq_len_kv=8192)
+    assert mqajit.explain(**shape).shape["logits_dtype"] == "float32"
+    assert mqajit.explain(**shape, logits_dtype="bfloat16").shape["logits_dtype"] == "bfloat16"
+    expect_error(ValueError, lambda: mqajit.lookup(**shape, logits_dtype="float16"), "float32 or bfloat16")
+    paged = dict(op="paged_mqa_logits", arch="sm_90a", cu_num=132, next_n=1, heads=64, head_dim=128, block_kv=64,
+                 batch=8)
+    expect_error(TypeError, lambda: mqajit.lookup(**paged, logits_dtype="bfloat16"),
+                 "logits_dtype is not a key of the paged_mqa_logits table")
 
 
 def test_lookup_spells_arch_canonically_and_rejects_bad_keys():

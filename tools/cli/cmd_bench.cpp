@@ -70,7 +70,8 @@ ModePlan plan_mode(const BenchOptions& o, Device& device, const tools::BenchShap
     if (plan.compare_candidates) {
         plan.result.reason = "fastest of the candidates";
     } else {
-        const ProblemShape shape{.heads = s.heads, .head_dim = s.head_dim, .seq_len = s.seq_len, .seq_len_kv = s.seq_len_kv};
+        const ProblemShape shape{.heads = s.heads, .head_dim = s.head_dim, .seq_len = s.seq_len, .seq_len_kv = s.seq_len_kv,
+                                 .logits_bf16 = o.logits_dtype == "bfloat16"};
         const KernelChoice choice = Dispatcher::instance().choose(shape, tools::clean_logits_of(s), o.variant);
         plan.result.kernel = choice.variant ? choice.variant->name() : "baseline";
         plan.result.reason = choice.reason;

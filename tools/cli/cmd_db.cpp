@@ -40,6 +40,7 @@ struct DbOptions {
     std::string arch;
     int cu_num = 0, heads = 0, head_dim = 0;
     int clean_logits = 0;  // NOTES: the callers' mode (vLLM and SGLang pass clean_logits=False)
+    std::string logits_dtype = "float32";       // mqa_logits
     std::int64_t seq_len = 0, seq_len_kv = 0;  // mqa_logits
     int next_n = 0, block_kv = 0;              // paged_mqa_logits
     std::int64_t batch = 0;
@@ -102,9 +103,12 @@ Key lookup_key(const DbOptions& options) {
     const std::vector<std::string> wanted = std::is_same_v<Key, ShapeKey>
                                                 ? std::vector<std::string>{"--seq-len", "--seq-len-kv"}
                                                 : std::vector<std::string>{"--next-n", "--block-kv", "--batch"};
+    const std::vector<std::string> optional = std::is_same_v<Key, ShapeKey> ? std::vector<std::string>{"--logits-dtype"}
+                                                                            : std::vector<std::string>{};
     for (const std::string& flag : options.given) {
-        MQAJIT_CHECK(std::ranges::find(wanted, flag) != wanted.end(),
-                     "{} is not a key of the {} table; its lookup takes {}", flag, Key::kOp.name, fmt::join(wanted, ", "));
+        MQAJIT_CHECK(std::ranges::find(wanted, flag) != wanted.end() || std::ranges::find(optional, flag) != optional.end(),
+                     "{} is not a key of the {} table; its lookup takes {}", flag, Key::kOp.name,
+                     fmt::join(wanted, ", "));
     }
     for (const std::string& flag : wanted) {
         MQAJIT_CHECK(std::ranges::find(options.given, flag) != options.given.end(),
@@ -113,7 +117,8 @@ Key lookup_key(const DbOptions& options) {
     Key key;
     if constexpr (std::is_same_v<Key, ShapeKey>) {
         key = {.arch = {}, .cu_num = options.cu_num, .heads = options.heads, .head_dim = options.head_dim,
-               .clean_logits = options.clean_logits, .seq_len = options.seq_len, .seq_len_kv = options.seq_len_kv};
+               .clean_logits = options.clean_logits, .logits_dtype = options.logits_dtype, .seq_len = options.seq_len,
+               .seq_len_kv = options.seq_len_kv};
     } else {
         key = {.arch = {}, .cu_num = options.cu_num, .next_n = options.next_n, .heads = options.heads,
                .head_dim = options.head_dim, .block_kv = options.block_kv, .clean_logits = options.clean_logits,
@@ -374,7 +379,10 @@ void add_db_command(CLI::App& app, CommandContext& context) {
         lookup->add_option("--seq-len-kv", options->seq_len_kv, "mqa_logits: KV rows N")->check(whole_int64()),
         lookup->add_option("--next-n", options->next_n, "paged_mqa_logits: query tokens per request, 1 to 4"),
         lookup->add_option("--block-kv", options->block_kv, "paged_mqa_logits: tokens per KV-cache block"),
-        lookup->add_option("--batch", options->batch, "paged_mqa_logits: requests B")->check(whole_int64())};
+        lookup->add_option("--batch", options->batch, "paged_mqa_logits: requests B")->check(whole_int64()),
+        lookup->add_option("--logits-dtype", options->logits_dtype,
+                           "mqa_logits: the logits' element type, float32 (default) or bfloat16")
+            ->check(CLI::IsMember({"float32", "bfloat16"}))};
     lookup->add_option("--clean-logits", options->clean_logits,
                        "The call's mode: 1 writes -inf outside the windows, 0 does not (default 0, what engines call)")
         ->check(CLI::IsMember({0, 1}));

@@ -76,9 +76,10 @@ void run_report(const ReportOptions& o) {
     for (const std::string& skipped : table.skipped) std::fprintf(stderr, "skipped %s\n", skipped.c_str());
     if (!o.svg.empty()) {
         write_text_file(o.svg, tools::heatmap_svg(table, tools::HeatmapOptions{.title = o.title}));
-        std::fprintf(stderr, "wrote %s: %zu tuned shapes of %s (%d SMs, H=%d, D=%d, clean_logits=%d)\n",
+        std::fprintf(stderr, "wrote %s: %zu tuned shapes of %s (%d SMs, H=%d, D=%d, clean_logits=%d, %s logits)\n",
                      o.svg.c_str(), table.rows.size(), table.group.arch.c_str(), table.group.cu_num,
-                     table.group.heads, table.group.head_dim, table.group.clean_logits);
+                     table.group.heads, table.group.head_dim, table.group.clean_logits,
+                     table.group.logits_dtype.c_str());
     }
     if (!o.markdown.empty()) {
         const tools::TuningComparison comparison = tools::compare_tuning(table, tools::read_bench_json(o.bench));
@@ -108,6 +109,9 @@ void add_report_command(CLI::App& app, CommandContext& context) {
     command->add_option("--clean-logits", options->filter.clean_logits,
                         "Which mode's rows, 0 or 1 (when the file has both)")
         ->check(CLI::IsMember({0, 1}));
+    command->add_option("--logits-dtype", options->filter.logits_dtype,
+                        "Which logits dtype's rows, float32 or bfloat16 (when the file has both)")
+        ->check(CLI::IsMember({"float32", "bfloat16"}));
     command->callback([options, markdown, &context] {
         if (markdown->count() > 0 && options->markdown.empty()) options->markdown = "-";
         run_report(*options);

@@ -81,7 +81,11 @@ struct ScratchDir {
 
 // The input's shapes, each in the mode it is tuned in (tools::in_modes).
 std::vector<tools::BenchShape> shapes_to_tune(const TuneOptions& o) {
-    return tools::in_modes(tools::read_shapes_csv(o.input), modes_of(o));
+    std::vector<tools::BenchShape> shapes = tools::read_shapes_csv(o.input);
+    if (o.logits_dtype) {
+        for (tools::BenchShape& shape : shapes) shape.logits_dtype = *o.logits_dtype;
+    }
+    return tools::in_modes(shapes, modes_of(o));
 }
 
 // Tunes on several GPUs: one worker process per GPU (this program, `tune` on its share of the
@@ -178,7 +182,7 @@ int run_tune(const TuneOptions& o) {
         .key = [](const tools::BenchShape& s, Device& device) {
             return ShapeKey{.arch = Arch::parse(device.arch()).name, .cu_num = device.multiprocessor_count(),
                             .heads = s.heads, .head_dim = s.head_dim, .clean_logits = tools::clean_logits_of(s) ? 1 : 0,
-                            .seq_len = s.seq_len, .seq_len_kv = s.seq_len_kv};
+                            .logits_dtype = s.logits_dtype, .seq_len = s.seq_len, .seq_len_kv = s.seq_len_kv};
         },
         .candidates = [](std::string_view arch, const tools::BenchShape& s, const std::vector<std::string>& excluded) {
             return tools::tuning_candidates(arch, s, excluded).size();
@@ -190,8 +194,8 @@ int run_tune(const TuneOptions& o) {
 
 int run_config_check(const TuneOptions& o) {
     return recheck_table<ShapeKey>(o, tools::recheck_row, [](const TunedRow& row) {
-        return fmt::format("H={} S={} N={} clean_logits={}", row.key.heads, row.key.seq_len, row.key.seq_len_kv,
-                           row.key.clean_logits);
+        return fmt::format("H={} S={} N={} clean_logits={} logits_dtype={}", row.key.heads, row.key.seq_len,
+                           row.key.seq_len_kv, row.key.clean_logits, row.key.logits_dtype);
     });
 }
 
@@ -204,7 +208,7 @@ void add_tune_command(CLI::App& app, CommandContext& context) {
                 "tuned table");
     add_op_option(*command, options->op);
     command->add_option("-i,--input,--shapes-file", options->input,
-                        "Untuned CSV: for mqa_logits seq_len,seq_len_kv[,heads,head_dim,cu_num,gfx,clean_logits]; for "
+                        "Untuned CSV: for mqa_logits seq_len,seq_len_kv[,heads,head_dim,cu_num,gfx,clean_logits,logits_dtype]; for "
                         "paged_mqa_logits batch,next_n,heads,context_len[,head_dim,block_kv,cu_num,gfx,clean_logits] "
                         "(model_configs/paged_mqa_logits_untuned_*.csv), each row tuned over its contexts");
     command->add_option("-o,--output", options->output, "Tuned CSV to write (rows are added as they finish)");
@@ -236,6 +240,10 @@ void add_tune_command(CLI::App& app, CommandContext& context) {
                         "The mode to tune in, 0 (no -inf outside the windows, what engines call), 1, or 0,1 for both: "
                         "input rows without a clean_logits column are tuned in each (default 0); rows with one keep "
                         "theirs and are tuned only if listed. With --run-config: re-check only rows of these modes");
+    command->add_option("--logits-dtype", options->logits_dtype,
+                        "mqa_logits: the logits' element type to tune every input row with, float32 or bfloat16 "
+                        "(default: the input's logits_dtype column, else float32); the rows' key carries it")
+        ->check(CLI::IsMember({"float32", "bfloat16"}));
     command->add_option("--json-file", options->json_file,
                         "Also write every candidate's outcome per shape here, as `mqajit bench --json-file` rows "
                         "(`mqajit report --bench` reads them)");
@@ -249,6 +257,10 @@ void add_tune_command(CLI::App& app, CommandContext& context) {
         (void)modes_of(*options);  // NOTES: a bad --clean-logits is bad usage, before any GPU is looked for
         const bool decode = options->op == "paged_mqa_logits";
         MQAJIT_CHECK(decode || !options->context_len, "--context-len goes with --op paged_mqa_logits --run-config");
+        MQAJIT_CHECK(!decode || !options->logits_dtype, "--logits-dtype is for mqa_logits (prefill): "
+                     "paged_mqa_logits writes float32 logits");
+        MQAJIT_CHECK(tuning || !options->logits_dtype, "--logits-dtype goes with -i untuned.csv -o tuned.csv: "
+                     "--run-config re-checks each row with its own logits_dtype");
         MQAJIT_CHECK(!decode || options->devices == "0", "--devices is for mqa_logits: tune paged_mqa_logits on one "
                      "GPU per process (CUDA_VISIBLE_DEVICES=N mqajit tune --op paged_mqa_logits -i its_share.csv -o "
                      "its.csv), then `mqajit db import --op paged_mqa_logits` each CSV");

@@ -19,6 +19,7 @@ struct TuneOptions {
     std::string input, output, run_config, db, json_file;
     std::string devices = "0";
     std::optional<std::string> clean_logits;  // --clean-logits: 0, 1 or 0,1
+    std::optional<std::string> logits_dtype;  // --logits-dtype: float32 or bfloat16, for every input row
     std::optional<std::string> context_len;   // decode --run-config: the contexts to re-time rows over
     int runs = 50;
     double prune_factor = tools::kDefaultPruneFactor;

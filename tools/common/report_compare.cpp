@@ -12,6 +12,7 @@ namespace {
 
 bool in_group(const BenchRow& row, const ShapeKey& group) {
     return row.heads == group.heads && row.head_dim == group.head_dim && row.clean_logits == group.clean_logits &&
+           row.logits_dtype == group.logits_dtype &&
            (row.arch.empty() || row.arch == group.arch) && (row.cu_num == 0 || row.cu_num == group.cu_num);
 }
 
@@ -57,9 +58,9 @@ TuningComparison compare_tuning(const TunedTable& table, const std::vector<Bench
                      "the bench file times S={} N={} twice; give it one run per shape", row.seq_len, row.seq_len_kv);
         rows.push_back(&row);
     }
-    MQAJIT_CHECK(!rows.empty(), "the bench file has no rows for {} with {} SMs at H={} D={} clean_logits={}; bench "
-                 "that table's shapes in its mode", group.arch, group.cu_num, group.heads, group.head_dim,
-                 group.clean_logits);
+    MQAJIT_CHECK(!rows.empty(), "the bench file has no rows for {} with {} SMs at H={} D={} clean_logits={} "
+                 "logits_dtype={}; bench that table's shapes in its mode", group.arch, group.cu_num, group.heads,
+                 group.head_dim, group.clean_logits, group.logits_dtype);
 
     TuningComparison result{.group = group};
     std::tie(result.best_fixed, result.num_fixed_candidates) = best_fixed_variant(rows);

@@ -16,14 +16,15 @@ namespace mqajit::tools {
 namespace {
 
 std::string describe(const ShapeKey& group) {
-    return fmt::format("--arch {} --cu-num {} --heads {} --head-dim {} --clean-logits {}", group.arch, group.cu_num,
-                       group.heads, group.head_dim, group.clean_logits);
+    return fmt::format("--arch {} --cu-num {} --heads {} --head-dim {} --clean-logits {} --logits-dtype {}",
+                       group.arch, group.cu_num, group.heads, group.head_dim, group.clean_logits, group.logits_dtype);
 }
 
 bool matches(const ShapeKey& key, const GroupFilter& filter, const std::optional<std::string>& arch) {
     return (!arch || key.arch == *arch) && (!filter.cu_num || key.cu_num == *filter.cu_num) &&
            (!filter.heads || key.heads == *filter.heads) && (!filter.head_dim || key.head_dim == *filter.head_dim) &&
-           (!filter.clean_logits || key.clean_logits == *filter.clean_logits);
+           (!filter.clean_logits || key.clean_logits == *filter.clean_logits) &&
+           (!filter.logits_dtype || key.logits_dtype == *filter.logits_dtype);
 }
 
 // A member of a bench row: `what` names the file and row for the message.
@@ -51,6 +52,12 @@ BenchRow parse_bench_row(const nlohmann::json& item, const std::string& what) {
     row.clean_logits = json_whole_member(item, "clean_logits", kCleanLogitsWithoutColumn, what);
     MQAJIT_CHECK(row.clean_logits == 0 || row.clean_logits == 1, "{}: 'clean_logits' is {}; it must be 0 or 1", what,
                  row.clean_logits);
+    if (item.contains("logits_dtype")) {
+        const nlohmann::json& dtype = item["logits_dtype"];
+        MQAJIT_CHECK(dtype == "float32" || dtype == "bfloat16", "{}: 'logits_dtype' is {}; it must be \"float32\" or "
+                     "\"bfloat16\"", what, dtype.dump());
+        row.logits_dtype = dtype.get<std::string>();
+    }
     row.baseline_us = positive_number(member(item, "baseline_us", what), "baseline_us", what);
     if (item.contains("flops")) {
         row.flops = positive_number(item["flops"], "flops", what);
@@ -91,11 +98,12 @@ TunedTable load_tuned_table(const std::filesystem::path& csv, const GroupFilter&
     std::vector<std::string> listed;
     for (const ShapeKey& g : all_groups) listed.push_back(describe(g));
     MQAJIT_CHECK(!all_groups.empty(), "{} has no usable rows", csv.string());
-    MQAJIT_CHECK(!matching_groups.empty(), "{} has no rows for{}{}{}{}{}; it has: {}", csv.string(),
+    MQAJIT_CHECK(!matching_groups.empty(), "{} has no rows for{}{}{}{}{}{}; it has: {}", csv.string(),
                  arch ? " arch " + *arch : "", filter.cu_num ? fmt::format(" cu_num {}", *filter.cu_num) : "",
                  filter.heads ? fmt::format(" heads {}", *filter.heads) : "",
                  filter.head_dim ? fmt::format(" head_dim {}", *filter.head_dim) : "",
                  filter.clean_logits ? fmt::format(" clean_logits {}", *filter.clean_logits) : "",
+                 filter.logits_dtype ? " logits_dtype " + *filter.logits_dtype : "",
                  fmt::join(listed, "; "));
     if (matching_groups.size() > 1) {
         std::vector<std::string> candidates;

@@ -1,5 +1,6 @@
 #pragma once
-// What `mqajit report` reads: one group of a tuned CSV (arch, cu_num, heads, head_dim, clean_logits) and the
+// What `mqajit report` reads: one group of a tuned CSV (arch, cu_num, heads, head_dim, clean_logits,
+// logits_dtype) and the
 // rows of a bench JSON written by `mqajit bench --json-file` or `mqajit tune --json-file`.
 
 #include <filesystem>
@@ -22,6 +23,7 @@ struct GroupFilter {
     std::optional<int> heads{};
     std::optional<int> head_dim{};
     std::optional<int> clean_logits{};
+    std::optional<std::string> logits_dtype{};  // float32 or bfloat16
 };
 
 struct TunedTable {
@@ -44,6 +46,7 @@ struct BenchRow {
     std::int64_t seq_len = 0;
     std::int64_t seq_len_kv = 0;
     int clean_logits = kCleanLogitsWithoutColumn;  // the mode it ran in (files before bench recorded it: 1)
+    std::string logits_dtype = "float32";          // what the kernels wrote (files before it was recorded: float32)
     double flops = 0;        // useful FLOPs of the shape (unmasked pairs x 2 x H x D)
     double baseline_us = 0;
     std::map<std::string, double> variants_us;  // every variant timed at the shape

@@ -28,8 +28,9 @@ std::optional<double> speedup_of(const TunedRow& row) {
 }
 
 std::string default_title(const TunedTable& table) {
-    return fmt::format("Tuned {} table ({} SMs, H={}, D={}, clean_logits={}) from {}", table.group.arch,
+    return fmt::format("Tuned {} table ({} SMs, H={}, D={}, clean_logits={}{}) from {}", table.group.arch,
                        table.group.cu_num, table.group.heads, table.group.head_dim, table.group.clean_logits,
+                       table.group.logits_dtype == "float32" ? std::string() : ", " + table.group.logits_dtype + " logits",
                        table.source.filename().string());
 }
 

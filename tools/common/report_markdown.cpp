@@ -17,8 +17,9 @@ std::string markdown_report(const TuningComparison& c, const std::string& tuned_
                             const std::string& bench_source) {
     std::string out;
     auto line = std::back_inserter(out);
-    fmt::format_to(line, "Tuned table `{}` ({}, {} SMs, H={}, D={}, clean_logits={}); times from one `{}` run, `{}`.\n",
+    fmt::format_to(line, "Tuned table `{}` ({}, {} SMs, H={}, D={}, clean_logits={}, {} logits); times from one `{}` run, `{}`.\n",
                    tuned_source, c.group.arch, c.group.cu_num, c.group.heads, c.group.head_dim, c.group.clean_logits,
+                   c.group.logits_dtype,
                    c.from_tuner ? "mqajit tune --json-file" : "mqajit bench --variant all", bench_source);
     fmt::format_to(line, "Best fixed variant: `{}`, the lowest geometric-mean time over the {} shapes among the {} "
                          "variants timed at all of them.\n\n",

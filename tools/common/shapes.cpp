@@ -78,6 +78,13 @@ std::vector<BenchShape> read_shapes_csv(const std::filesystem::path& path) {
                          "not said)", path.string(), number, mode);
             shape.clean_logits = mode == "1" ? 1 : 0;
         }
+        if (auto it = column.find("logits_dtype"); it != column.end() && it->second < fields.size() &&
+                                                   !fields[it->second].empty()) {
+            const std::string& dtype = fields[it->second];
+            MQAJIT_CHECK(dtype == "float32" || dtype == "bfloat16", "{}:{}: logits_dtype is '{}'; it must be float32 "
+                         "or bfloat16 (or empty: float32)", path.string(), number, dtype);
+            shape.logits_dtype = dtype;
+        }
         shapes.push_back(shape);
     }
     return shapes;
@@ -105,7 +112,8 @@ std::vector<BenchShape> in_modes(const std::vector<BenchShape>& shapes, const st
 }
 
 bool same_dims(const BenchShape& a, const BenchShape& b) {
-    return a.heads == b.heads && a.head_dim == b.head_dim && a.seq_len == b.seq_len && a.seq_len_kv == b.seq_len_kv;
+    return a.heads == b.heads && a.head_dim == b.head_dim && a.seq_len == b.seq_len && a.seq_len_kv == b.seq_len_kv &&
+           a.logits_dtype == b.logits_dtype;
 }
 
 }  // namespace mqajit::tools

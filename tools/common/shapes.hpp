@@ -20,6 +20,8 @@ struct BenchShape {
     // The call's mode (1: -inf outside the windows), from a "clean_logits" column or from
     // in_modes(); nullopt: not said.
     std::optional<int> clean_logits{};
+    // The logits' element type, "float32" or "bfloat16" (a "logits_dtype" column, or --logits-dtype).
+    std::string logits_dtype = "float32";
 };
 
 // The 24 GLM-5 prefill shapes (H=32, D=128) the project benchmarks.
@@ -28,7 +30,8 @@ std::vector<BenchShape> glm5_shapes();
 std::vector<BenchShape> deepseek_v32_shapes();
 
 // Reads a CSV with a header naming at least seq_len and seq_len_kv (heads, head_dim optional,
-// default 32 and 128; gfx, cu_num and clean_logits optional, an empty field meaning "not said";
+// default 32 and 128; gfx, cu_num, clean_logits and logits_dtype optional, an empty field meaning
+// "not said" (float32 for the dtype);
 // other columns ignored), like the untuned tables. Malformed lines throw Error(invalid_argument)
 // naming file:line.
 std::vector<BenchShape> read_shapes_csv(const std::filesystem::path& path);
@@ -37,7 +40,7 @@ std::vector<BenchShape> read_shapes_csv(const std::filesystem::path& path);
 // Throws Error(invalid_argument) naming `option` for anything else (a repeat, a 2, nothing).
 std::vector<int> parse_clean_logits_modes(std::string_view option, std::string_view text);
 
-// Whether two shapes differ at most in their mode.
+// Whether two shapes differ at most in their clean_logits mode.
 bool same_dims(const BenchShape& a, const BenchShape& b);
 
 // The shapes to run, each in one mode. A shape that says no mode runs once in each of `modes`

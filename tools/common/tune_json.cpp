@@ -65,7 +65,8 @@ nlohmann::json tune_json_row(const ShapeResult& result, const TuneSettings& sett
     }
     nlohmann::json out = {{"tool", "mqajit tune"}, {"arch", row.key.arch}, {"cu_num", row.key.cu_num},
                           {"heads", row.key.heads}, {"head_dim", row.key.head_dim},
-                          {"clean_logits", row.key.clean_logits}, {"seq_len", row.key.seq_len},
+                          {"clean_logits", row.key.clean_logits}, {"logits_dtype", row.key.logits_dtype},
+                          {"seq_len", row.key.seq_len},
                           {"seq_len_kv", row.key.seq_len_kv}, {"kernel", row.variant},
                           {"reason", "fastest verified candidate"}, {"us", row.us}, {"flops", result.flops},
                           {"tflops", row.us > 0 ? result.flops / row.us * 1e-6 : 0.0}, {"runs", winner_runs},

@@ -82,17 +82,16 @@ std::vector<TunedRowOf<Key>> TuneOutputCsvOf<Key>::rows() const {
 }
 
 template <class Key>
-void TuneOutputCsvOf<Key>::add_clean_logits_column() {
+void TuneOutputCsvOf<Key>::add_column(std::string_view column, std::string_view meant) {
     // NOTES: appended, so every field already there keeps its bytes; a row without the column
-    // meant kCleanLogitsWithoutColumn, and now says it.
-    columns_.emplace_back("clean_logits");
+    // meant `meant`, and now says it.
+    columns_.emplace_back(column);
     bool header = true;
     for (Line& line : lines_) {
         if (is_blank(line.text)) continue;
         const bool ends_in_cr = line.text.ends_with('\r');
         std::string text = without_cr(line.text);
-        const int old_mode = Key::kOp.mode_without_column.value_or(kCleanLogitsWithoutColumn);
-        text += header ? ",clean_logits" : fmt::format(",{}", old_mode);
+        text += fmt::format(",{}", header ? column : meant);
         line.text = text + (ends_in_cr ? "\r" : "");
         header = false;
     }
@@ -100,11 +99,18 @@ void TuneOutputCsvOf<Key>::add_clean_logits_column() {
 
 template <class Key>
 void TuneOutputCsvOf<Key>::upsert(const Row& row) {
+    const auto lacks = [&](std::string_view column) {
+        return std::find(columns_.begin(), columns_.end(), column) == columns_.end();
+    };
     // NOTES: only a table whose rows may lack the column (prefill) can be without it here: a decode
     // header without it does not parse.
     if (Key::kOp.mode_without_column && row.key.clean_logits != *Key::kOp.mode_without_column &&
-        std::find(columns_.begin(), columns_.end(), "clean_logits") == columns_.end())
-        add_clean_logits_column();
+        lacks("clean_logits"))
+        add_column("clean_logits", std::to_string(*Key::kOp.mode_without_column));
+    if constexpr (requires { row.key.logits_dtype; }) {
+        if (row.key.logits_dtype != kLogitsDtypes[0] && lacks("logits_dtype"))
+            add_column("logits_dtype", kLogitsDtypes[0]);
+    }
     Line replacement{.text = tuning::csv_line(row, columns_) + cr_, .row = row};
     const auto same_key = [&](const Line& line) { return line.row && line.row->key == row.key; };
     const auto first = std::find_if(lines_.begin(), lines_.end(), same_key);

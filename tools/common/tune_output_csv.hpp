@@ -45,7 +45,8 @@ public:
     void write(const std::filesystem::path& path) const;
 
 private:
-    void add_clean_logits_column();
+    // Appends a key column the file lacks, each row's field saying what the missing column meant.
+    void add_column(std::string_view column, std::string_view meant);
 
     struct Line {
         std::string text;  // as read, without its '\n'

@@ -51,10 +51,11 @@ std::vector<std::vector<BenchShape>> split_round_robin(const std::vector<BenchSh
 
 void write_shapes_csv(const std::filesystem::path& path, const std::vector<BenchShape>& shapes) {
     std::ofstream file(path, std::ios::binary);
-    file << "gfx,cu_num,heads,head_dim,clean_logits,seq_len,seq_len_kv\n";
+    file << "gfx,cu_num,heads,head_dim,clean_logits,logits_dtype,seq_len,seq_len_kv\n";
     for (const BenchShape& s : shapes) {
-        file << fmt::format("{},{},{},{},{},{},{}\n", s.arch, s.cu_num, s.heads, s.head_dim,
-                            s.clean_logits ? std::to_string(*s.clean_logits) : "", s.seq_len, s.seq_len_kv);
+        file << fmt::format("{},{},{},{},{},{},{},{}\n", s.arch, s.cu_num, s.heads, s.head_dim,
+                            s.clean_logits ? std::to_string(*s.clean_logits) : "", s.logits_dtype, s.seq_len,
+                            s.seq_len_kv);
     }
     file.close();
     MQAJIT_CHECK_KIND(io, file.good(), "could not write the worker's shape file {}", path.string());
@@ -63,7 +64,7 @@ void write_shapes_csv(const std::filesystem::path& path, const std::vector<Bench
 bool tunes_shape(const ShapeKey& k, const BenchShape& s) {
     return k.heads == s.heads && k.head_dim == s.head_dim && k.seq_len == s.seq_len && k.seq_len_kv == s.seq_len_kv &&
            (s.arch.empty() || k.arch == Arch::parse(s.arch).name) && (s.cu_num == 0 || k.cu_num == s.cu_num) &&
-           (!s.clean_logits || k.clean_logits == *s.clean_logits);
+           (!s.clean_logits || k.clean_logits == *s.clean_logits) && k.logits_dtype == s.logits_dtype;
 }
 
 std::vector<TunedRow> rows_for_shapes(const std::vector<TunedRow>& rows, const std::vector<BenchShape>& shapes) {

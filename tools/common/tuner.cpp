@@ -30,7 +30,8 @@ class ShapeCheck {
 public:
     ShapeCheck(Device& device, const BenchShape& shape)
         : problem_(device, make_problem(std::min(shape.seq_len, kCheckRows), shape.seq_len_kv, shape.heads,
-                                        shape.head_dim, MaskKind::causal, fresh_seed())),
+                                        shape.head_dim, MaskKind::causal, fresh_seed()),
+                   logits_dtype_of(shape)),
           clean_logits_(clean_logits_of(shape)),
           expected_(reference_logits(problem_, clean_logits_)) {}
 
@@ -59,7 +60,8 @@ class ShapeTimer {
 public:
     ShapeTimer(Device& device, const BenchShape& shape)
         : problem_(device, make_problem(shape.seq_len, shape.seq_len_kv, shape.heads, shape.head_dim,
-                                        MaskKind::causal, fresh_seed())),
+                                        MaskKind::causal, fresh_seed()),
+                   logits_dtype_of(shape)),
           clean_logits_(clean_logits_of(shape)),
           timer_(device) {}
 
@@ -106,6 +108,10 @@ void check_excluded_names(const std::vector<std::string>& names) {
 
 bool clean_logits_of(const BenchShape& shape) { return shape.clean_logits.value_or(0) != 0; }
 
+DType logits_dtype_of(const BenchShape& shape) {
+    return shape.logits_dtype == "bfloat16" ? DType::bfloat16 : DType::float32;
+}
+
 std::string kernel_compiler_version(const Backend& backend) {
     const Compiler* compiler = nullptr;
     try {
@@ -121,6 +127,7 @@ std::string kernel_compiler_version(const Backend& backend) {
 std::string shape_label(const BenchShape& s) {
     std::string label = fmt::format("H={} D={} S={} N={}", s.heads, s.head_dim, s.seq_len, s.seq_len_kv);
     if (s.clean_logits) label += fmt::format(" clean_logits={}", *s.clean_logits);
+    if (s.logits_dtype != "float32") label += fmt::format(" logits_dtype={}", s.logits_dtype);
     return label;
 }
 
@@ -139,7 +146,8 @@ ShapeResult tune_shape(Device& device, const BenchShape& shape, const TuneSettin
     if (outcome.complete) {
         result.row.key = ShapeKey{.arch = Arch::parse(device.arch()).name, .cu_num = device.multiprocessor_count(),
                                   .heads = shape.heads, .head_dim = shape.head_dim,
-                                  .clean_logits = clean_logits_of(shape) ? 1 : 0, .seq_len = shape.seq_len,
+                                  .clean_logits = clean_logits_of(shape) ? 1 : 0, .logits_dtype = shape.logits_dtype,
+                                  .seq_len = shape.seq_len,
                                   .seq_len_kv = shape.seq_len_kv};
         record_choice(result.row, outcome, settings);
     }
@@ -151,7 +159,7 @@ ShapeResult tune_shape(Device& device, const BenchShape& shape, const TuneSettin
 RecheckResult recheck_row(Device& device, const TunedRow& row, const TuneSettings& settings) {
     const BenchShape shape{.heads = row.key.heads, .head_dim = row.key.head_dim,
                            .seq_len = static_cast<int>(row.key.seq_len), .seq_len_kv = static_cast<int>(row.key.seq_len_kv),
-                           .clean_logits = row.key.clean_logits};
+                           .clean_logits = row.key.clean_logits, .logits_dtype = row.key.logits_dtype};
     std::optional<ShapeTimer> timer;  // NOTES: made only once the kernel passed its check
     const CandidateSearch search{
         .label = shape_label(shape),

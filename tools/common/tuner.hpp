@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "mqajit/tensor.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/device.hpp"
 #include "tools/common/candidate_search.hpp"
@@ -41,6 +42,8 @@ std::string shape_label(const BenchShape& shape);
 
 // The mode a shape is tuned and timed in: its own, else clean_logits=0 (the callers').
 bool clean_logits_of(const BenchShape& shape);
+// The logits' element type a shape is tuned and timed with.
+DType logits_dtype_of(const BenchShape& shape);
 
 // Tunes `shape` in its mode (clean_logits_of): every candidate is checked and timed in it, and
 // the row's key carries it.

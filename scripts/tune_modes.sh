@@ -6,6 +6,7 @@
 #   before  bench both modes with the tables as shipped (clean_logits=0 served by the mode-1 rows)
 #   tune0   tune the clean_logits=0 rows (new keys: appended to the shipped CSVs)
 #   tune1   retune the clean_logits=1 rows (--force: same compiler and driver, new kernels)
+#   tunebf16  tune clean_logits=0 rows with bfloat16 logits (issue 17: the dtype changes the best variant)
 #   check   --run-config every shipped row, both modes
 #   after   rebuild the system database from the new CSVs, bench both modes again
 #   report  the markdown tables per model and mode, from the tuner's JSON
@@ -41,6 +42,13 @@ for step in "${steps[@]}"; do
           --clean-logits "$mode" "${force[@]}" --devices "$devices" --db "$out/tuning.db" \
           --json-file "$out/${model}_tune$mode.json" > "$out/${model}_tune$mode.log" 2>&1
         echo "$model clean_logits=$mode: tune exit $?"; tail -3 "$out/${model}_tune$mode.log"
+      done ;;
+    tunebf16)
+      for model in "${models[@]}"; do
+        $mqajit tune -i "$configs/${model}_untuned_mqa_logits.csv" -o "$configs/${model}_tuned_mqa_logits.csv" \
+          --clean-logits 0 --logits-dtype bfloat16 --devices "$devices" --db "$out/tuning.db" \
+          --json-file "$out/${model}_tune0_bf16.json" > "$out/${model}_tune0_bf16.log" 2>&1
+        echo "$model clean_logits=0 bfloat16: tune exit $?"; tail -3 "$out/${model}_tune0_bf16.log"
       done ;;
     check)
       for model in "${models[@]}"; do

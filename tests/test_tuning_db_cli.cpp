@@ -270,18 +270,27 @@ TEST_CASE("tuning cli: the build made the system database from the shipped CSVs"
     sqlite::Database database(built, sqlite::OpenMode::read_only);
     const auto rows = tuning::select_all(database);
     // GLM-5: 24 shapes for gfx950 (256 CUs) and 24 for sm_90a (132 SMs); DeepSeek-V3.2: 21 for sm_90a;
-    // the sm_90a shapes in both clean_logits modes.
-    CHECK(rows.size() == 114);
+    // the sm_90a shapes with float32 logits in both clean_logits modes, and with bfloat16 in mode 0.
+    CHECK(rows.size() == 159);
     int per_arch[2] = {0, 0};
+    int bfloat16_rows = 0;
     for (const TunedRow& row : rows) {
         CHECK((row.key.arch == "gfx950" || row.key.arch == "sm_90a"));
         ++per_arch[row.key.arch == "sm_90a" ? 1 : 0];
         CHECK(row.key.cu_num == (row.key.arch == "sm_90a" ? 132 : 256));
-        CHECK(row.backend == "jit");
+        if (row.key.logits_dtype == "bfloat16") {
+            ++bfloat16_rows;
+            CHECK(row.key.clean_logits == 0);
+            // NOTES: with bf16 logits the baseline kernel wins at a few shapes (its general store path).
+            CHECK((row.backend == "jit" || row.backend == "baseline"));
+        } else {
+            CHECK(row.backend == "jit");
+        }
         CHECK(row.origin.starts_with("tuning_db/configs/model_configs/"));
     }
     CHECK(per_arch[0] == 24);
-    CHECK(per_arch[1] == 90);
+    CHECK(per_arch[1] == 135);
+    CHECK(bfloat16_rows == 45);
     std::string output;
     CHECK(CliFixture::run("db --db " + quoted(std::filesystem::temp_directory_path() / "mqajit-absent-dir" /
                                               "never.db") +

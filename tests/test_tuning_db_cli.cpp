@@ -122,7 +122,7 @@ TEST_CASE("tuning cli: lookup at an untuned SM count uses the nearest tuned one,
     CHECK(contains(output, "MQAJIT_NEAREST_CU_NUM"));
 }
 
-TEST_CASE("tuning cli: lookup takes the logits dtype; float32 rows serve a bfloat16 call when it has none") {
+TEST_CASE("tuning cli: lookup takes the logits dtype, and float32 rows serve a bfloat16 call when it has none") {
     CliFixture fixture;
     const std::string lookup = "lookup --arch gfx950 --cu-num 256 --heads 32 --head-dim 128 --seq-len 256 "
                                "--seq-len-kv 4096 --clean-logits 1";

@@ -70,8 +70,9 @@ got = mqajit.mqa_logits(q, (kv, scales), w, starts, ends, clean_logits=True, rep
 ref = mqajit.mqa_logits_reference(q, (kv, scales), w, starts, ends, clean_logits=True)
 torch.cuda.synchronize()
 inside = torch.arange(N, device="cuda")[None, :] < ends[:, None].long()
-print("kernel", report, "max |diff| in windows", (got - ref)[inside].abs().max().item(),
-      "masked all -inf", bool(torch.isneginf(got[~inside]).all()))
+diff = (got - ref)[inside].abs().max().item()
+print("kernel", report, "max |diff| in windows", diff, "relative to max |ref|",
+      diff / ref[inside].abs().max().item(), "masked all -inf", bool(torch.isneginf(got[~inside]).all()))
 EOF
       )
       echo "wheel on the GPU: $(tr '\n' ' ' < "$out/wheel_gpu.txt")" ;;

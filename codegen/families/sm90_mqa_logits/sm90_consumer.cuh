@@ -93,7 +93,8 @@ struct MathGroup {
     const int quad_lane = lane % 4;  // which column pair of each 8-column block
     ThreadWeights<C> weights;
     OwnedResults<C::kRows, kGeneralOutput> owned;
-    const unsigned char* q_tile = nullptr;
+    u32 q_descriptor = 0;  // low words (descriptor_low): the current q-block's tile
+    const u32 kv_descriptor = descriptor_low<C::kHeadDim>(smem.kv_tiles);  // stage 0's
 
     __device__ __forceinline__ MathGroup(const MqaLogitsParams& params, const SharedLayout& layout)
         : p(params), smem(layout) {}
@@ -114,15 +115,16 @@ struct MathGroup {
     // Waits for the tile's stage and issues its wgmmas as one commit group.
     __device__ __forceinline__ void issue(Accumulators& acc, u32 counter) const {
         const u32 stage = counter % C::kStages;
-        const unsigned char* kv_tile = smem.kv_tiles + stage * C::kKvStageBytes;
+        const u32 kv_tile = kv_descriptor + stage * (C::kKvStageBytes / 16);
         barrier_wait(smem.kv_full + stage, (counter / C::kStages) & 1);
         wgmma_fence();
 #pragma unroll
         for (int k = 0; k < C::kKSteps; ++k) {
-            const u64 b_descriptor = matrix_descriptor<C::kHeadDim>(q_tile + k * 32);
+            const u64 b_descriptor = descriptor_from_low<C::kHeadDim>(q_descriptor + k * 32 / 16);
 #pragma unroll
             for (int m = 0; m < C::kMTiles; ++m) {
-                const u64 a_descriptor = matrix_descriptor<C::kHeadDim>(kv_tile + m * 64 * C::kHeadDim + k * 32);
+                const u64 a_descriptor =
+                    descriptor_from_low<C::kHeadDim>(kv_tile + (m * 64 * C::kHeadDim + k * 32) / 16);
                 Wgmma<C::kN>::run(acc[m], a_descriptor, b_descriptor, k > 0 ? 1 : 0);
             }
         }
@@ -145,9 +147,14 @@ struct MathGroup {
             float sums[2 * C::kRows];  // [row * 2 + half]
 #pragma unroll
             for (int i = 0; i < 2 * C::kRows; ++i) sums[i] = 0.f;
+            // Rows innermost: consecutive FFMAs feed different sums (the order within each sum is
+            // unchanged), so the dependent chains interleave whatever ptxas does with them.
+            constexpr int kBlocksPerRow = C::kHeads / 8;
 #pragma unroll
-            for (int block = 0; block < C::kNBlocks; ++block) {
-                const int r = block * 8 / C::kHeads;
+            for (int j = 0; j < kBlocksPerRow; ++j)
+#pragma unroll
+            for (int r = 0; r < C::kRows; ++r) {
+                const int block = r * kBlocksPerRow + j;
                 const float2 w = weights.get(block);
                 sums[2 * r] = fmaf(w.x, fmaxf(acc[m][block * 4 + 0], 0.f), sums[2 * r]);
                 sums[2 * r] = fmaf(w.y, fmaxf(acc[m][block * 4 + 1], 0.f), sums[2 * r]);
@@ -233,7 +240,7 @@ __device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLa
         group.owned.load(p, unit.first_row, group.quad_lane);
         const u32 q_buffer = q_counter % C::kQBuffers;
         barrier_wait(smem.q_full + q_buffer, (q_counter / C::kQBuffers) & 1);
-        group.q_tile = smem.q_tiles + q_buffer * C::kQBufferBytes;
+        group.q_descriptor = descriptor_low<C::kHeadDim>(smem.q_tiles + q_buffer * C::kQBufferBytes);
 
         // Tiles go to the math warpgroups in turn, counted across units: this group's first one here.
         const int first = static_cast<int>((static_cast<u32>(math_group) + C::kMathGroups -

@@ -96,6 +96,21 @@ __device__ __forceinline__ u64 matrix_descriptor(const void* tile_start) {
     return descriptor;
 }
 
+// matrix_descriptor's two words apart: the low word holds the start address (in 16-byte units,
+// bits 0-13), so a tile `bytes` further on is `low + bytes / 16` as long as it stays inside the
+// 256 KiB the field can address; the high word depends only on the row length.
+template <int kRowBytes>
+__device__ __forceinline__ u32 descriptor_low(const void* tile_start) {
+    return static_cast<u32>(matrix_descriptor<kRowBytes>(tile_start));
+}
+template <int kRowBytes>
+__device__ __forceinline__ u64 descriptor_from_low(u32 low) {
+    constexpr u32 kHigh = static_cast<u32>((8u * kRowBytes) >> 4) | ((kRowBytes == 128 ? 1u : 2u) << 30);
+    u64 descriptor;
+    asm("mov.b64 %0, {%1, %2};" : "=l"(descriptor) : "r"(low), "r"(kHigh));
+    return descriptor;
+}
+
 // ---- registers ------------------------------------------------------------------------------
 
 template <int kRegisters>

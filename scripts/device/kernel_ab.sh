@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# A/B of kernel-source versions in one device call: the working tree is built once, then for each
+# version the files it holds are laid over the tree, only the CLI is rebuilt (the kernel templates
+# are embedded in the library), and that CLI is kept aside; the versions are then timed in turn,
+# interleaved over rounds, with `mqajit bench --check` (every kernel checked against the reference
+# kernel before it is timed). The tree's own build ("tree") is always in the comparison.
+#   scripts/device/kernel_ab.sh VERSION...
+# A version is a folder .gpu-state/versions/VERSION mirroring the repo's paths (make one here with
+# scripts/device/kernel_ab_version.sh; .gpu-state is ignored, name it in the call's carry).
+# Environment: AB_SHAPES (rows "S,N,H,D,clean_logits", space-separated), AB_ROUNDS (2), AB_RUNS (30),
+# AB_DEADLINE (seconds after which no new bench starts, 480), AB_CUBINS (a folder of .cubin files to
+# disassemble beside the timings, e.g. built here with nvcc -cubin).
+# Everything comes back as $OUT/kernel_ab.tgz (the device call returns at most 8 files) and
+# $OUT/summary.txt, whose last lines give each version's time over the tree's, per shape.
+set -uo pipefail
+final=${OUT:-$PWD/gpu-out}
+work=/tmp/kernel-ab
+mkdir -p "$final" "$work/results"
+t0=$SECONDS
+stamp() {
+  echo "[$((SECONDS - t0))s] $*" | tee -a "$final/summary.txt"
+  (cd "$work/results" && tar czf "$final/kernel_ab.tgz" .)
+}
+deps=/tmp/mqajit-deps
+[ -d "$deps/usr" ] || for f in .gpu-deps/*.deb; do dpkg -x "$f" "$deps"; done
+export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
+  --format=csv,noheader | tee -a "$final/summary.txt"
+
+versions=("$@")
+for v in "${versions[@]}"; do
+  [ -d ".gpu-state/versions/$v" ] || { echo "no .gpu-state/versions/$v (see kernel_ab_version.sh)"; exit 2; }
+done
+if [ -n "${AB_CUBINS:-}" ]; then
+  mkdir -p "$work/results/sass"
+  for cubin in "$AB_CUBINS"/*.cubin; do cuobjdump -sass "$cubin" > "$work/results/sass/$(basename "$cubin" .cubin).txt" 2>&1; done
+fi
+
+bash scripts/gpu_session.sh build > "$work/results/build.txt" 2>&1 || { tail -40 "$work/results/build.txt"; exit 1; }
+cp build/tools/mqajit "$work/tree"
+stamp "tree built"
+for v in "${versions[@]}"; do
+  saved=$work/saved-$v
+  rm -rf "$saved" && mkdir -p "$saved"
+  mapfile -t files < <(cd ".gpu-state/versions/$v" && find . -type f)
+  added=()
+  for file in "${files[@]}"; do
+    if [ -e "$file" ]; then mkdir -p "$saved/$(dirname "$file")" && cp "$file" "$saved/$file"; else added+=("$file"); fi
+    mkdir -p "$(dirname "$file")" && cp ".gpu-state/versions/$v/$file" "$file"
+  done
+  cmake --build build --target mqajit_cli --parallel "$(nproc)" > "$work/results/rebuild_$v.txt" 2>&1
+  status=$?
+  cp -r "$saved/." .
+  rm -f "${added[@]}"
+  [ $status -eq 0 ] || { tail -40 "$work/results/rebuild_$v.txt"; exit 1; }
+  cp build/tools/mqajit "$work/$v"
+  stamp "$v built"
+done
+
+export MQAJIT_SYSTEM_DB=$(find "$PWD/build" -name system_tuning.db | head -1)
+{ echo seq_len,seq_len_kv,heads,head_dim,clean_logits
+  printf '%s\n' ${AB_SHAPES:-2048,8192,32,128,0 4096,16384,32,128,0 2048,32768,32,128,0 1024,60000,32,128,0 \
+    1024,8192,64,128,0 4096,16384,64,128,0 2048,32768,64,128,0}
+} > "$work/results/shapes.csv"
+for round in $(seq "${AB_ROUNDS:-2}"); do
+  for v in tree "${versions[@]}"; do
+    [ $((SECONDS - t0)) -lt "${AB_DEADLINE:-480}" ] || { stamp "deadline: no more rounds"; break 2; }
+    MQAJIT_CACHE_DIR=$work/cache-$v timeout 200 "$work/$v" bench --shapes "$work/results/shapes.csv" --check \
+      --runs "${AB_RUNS:-30}" --json-file "$work/results/${v}_round$round.json" > "$work/results/${v}_round$round.txt" 2>&1
+    stamp "round $round $v: exit $? ($(grep -c -i fail "$work/results/${v}_round$round.txt") lines with 'fail')"
+  done
+done
+python3 scripts/device/kernel_ab_summary.py "$work/results" | tee -a "$final/summary.txt"
+stamp done

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Summarises a scripts/device/kernel_ab.sh run: per shape, each version's best time over the rounds
+divided by the tree's, with the geometric mean per head count; a failed check is reported, never
+averaged in.
+
+    scripts/device/kernel_ab_summary.py RESULTS_FOLDER
+"""
+
+import glob
+import json
+import math
+import os
+import re
+import sys
+
+
+def load(folder):
+    times, failures = {}, []
+    for path in sorted(glob.glob(os.path.join(folder, "*_round*.json"))):
+        match = re.fullmatch(r"(.+)_round(\d+)\.json", os.path.basename(path))
+        if not match:
+            continue
+        version = match.group(1)
+        try:
+            rows = json.load(open(path))
+        except (OSError, ValueError) as error:
+            failures.append(f"{path}: unreadable ({error})")
+            continue
+        for row in rows:
+            shape = (row["heads"], row["seq_len"], row["seq_len_kv"], row.get("clean_logits", 0))
+            if row.get("check_failed"):
+                failures.append(f"{version} {shape}: the check against the reference failed")
+                continue
+            times.setdefault(shape, {}).setdefault(version, []).append(row["us"])
+    return times, failures
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    times, failures = load(sys.argv[1])
+    versions = sorted({v for per_shape in times.values() for v in per_shape if v != "tree"})
+    if not times or not versions:
+        print("kernel_ab: nothing to compare (no tree and version rows)")
+        return 1
+    print("H      S      N clean  tree us  " + "  ".join(f"{v:>10}" for v in versions) + "   (version / tree, best round)")
+    ratios = {v: {} for v in versions}
+    for shape in sorted(times):
+        per_version = times[shape]
+        if "tree" not in per_version:
+            continue
+        tree = min(per_version["tree"])
+        cells = []
+        for v in versions:
+            if v in per_version:
+                ratio = min(per_version[v]) / tree
+                ratios[v].setdefault(shape[0], []).append(ratio)
+                cells.append(f"{ratio:10.3f}")
+            else:
+                cells.append(f"{'-':>10}")
+        print(f"{shape[0]:<2} {shape[1]:6} {shape[2]:6} {shape[3]:5} {tree:8.1f}  " + "  ".join(cells))
+    for v in versions:
+        means = ", ".join(f"H={h}: {math.exp(sum(map(math.log, r)) / len(r)):.3f}" for h, r in sorted(ratios[v].items()))
+        print(f"{v}: geometric mean over the tree {means}")
+    for failure in failures:
+        print("FAILED " + failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -81,33 +81,37 @@ __device__ __forceinline__ void wgmma_wait() {
 // Keeps the compiler from moving accumulator reads across wgmma_wait.
 __device__ __forceinline__ void fence_operand(float& value) { asm volatile("" : "+f"(value)::"memory"); }
 
+// The high word of a matrix_descriptor: it depends only on the row length.
+template <int kRowBytes>
+__device__ __forceinline__ constexpr u32 descriptor_high() {
+    static_assert(kRowBytes == 64 || kRowBytes == 128, "rows of 64 or 128 bytes");
+    constexpr u32 kLayout = kRowBytes == 128 ? 1u : 2u;  // 1: 128B swizzle, 2: 64B swizzle
+    constexpr u32 kAtomBytes = 8u * kRowBytes;           // distance between 8-row groups
+    return (kAtomBytes >> 4) | (kLayout << 30);
+}
+
 // A K-major operand tile in shared memory whose rows are `kRowBytes` (64 or 128) bytes long,
 // written by TMA with the matching swizzle (64B or 128B). Eight rows form one swizzle atom.
 template <int kRowBytes>
 __device__ __forceinline__ u64 matrix_descriptor(const void* tile_start) {
-    static_assert(kRowBytes == 64 || kRowBytes == 128, "rows of 64 or 128 bytes");
-    constexpr u64 kLayout = kRowBytes == 128 ? 1ull : 2ull;  // 1: 128B swizzle, 2: 64B swizzle
-    constexpr u64 kAtomBytes = 8ull * kRowBytes;             // distance between 8-row groups
     u64 descriptor = 0;
     descriptor |= static_cast<u64>((shared_address(tile_start) & 0x3FFFF) >> 4);
     descriptor |= static_cast<u64>(1) << 16;  // leading byte offset: unused for swizzled K-major
-    descriptor |= (kAtomBytes >> 4) << 32;
-    descriptor |= kLayout << 62;
+    descriptor |= static_cast<u64>(descriptor_high<kRowBytes>()) << 32;
     return descriptor;
 }
 
 // matrix_descriptor's two words apart: the low word holds the start address (in 16-byte units,
 // bits 0-13), so a tile `bytes` further on is `low + bytes / 16` as long as it stays inside the
-// 256 KiB the field can address; the high word depends only on the row length.
+// 256 KiB the field can address.
 template <int kRowBytes>
 __device__ __forceinline__ u32 descriptor_low(const void* tile_start) {
     return static_cast<u32>(matrix_descriptor<kRowBytes>(tile_start));
 }
 template <int kRowBytes>
 __device__ __forceinline__ u64 descriptor_from_low(u32 low) {
-    constexpr u32 kHigh = static_cast<u32>((8u * kRowBytes) >> 4) | ((kRowBytes == 128 ? 1u : 2u) << 30);
     u64 descriptor;
-    asm("mov.b64 %0, {%1, %2};" : "=l"(descriptor) : "r"(low), "r"(kHigh));
+    asm("mov.b64 %0, {%1, %2};" : "=l"(descriptor) : "r"(low), "r"(descriptor_high<kRowBytes>()));
     return descriptor;
 }
 

@@ -21,9 +21,8 @@ stamp() {
   echo "[$((SECONDS - t0))s] $*" | tee -a "$final/summary.txt"
   (cd "$work/results" && tar czf "$final/kernel_ab.tgz" .)
 }
-deps=/tmp/mqajit-deps
-[ -d "$deps/usr" ] || for f in .gpu-deps/*.deb; do dpkg -x "$f" "$deps"; done
-export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+# gpu_session.sh build unpacks the carried packages there; the CLIs load spdlog and fmt from them.
+export LD_LIBRARY_PATH=/tmp/mqajit-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
   --format=csv,noheader | tee -a "$final/summary.txt"
 

@@ -6,7 +6,8 @@ decode rows), for docs/PERFORMANCE.md.
 
 Each call is a whole Python call (output allocated by the library, as engines call it), timed with
 triton.testing.do_bench (the L2 cache flushed before every run, median), the libraries taking
-turns in `--rounds` rounds; a row reports the median of its rounds' medians. DeepGEMM's decode
+turns in `--rounds` rounds (prefill in the mode `--clean-logits` names; with 1, mqajit's entries outside
+the windows are checked to be exactly -inf); a row reports the median of its rounds' medians. DeepGEMM's decode
 metadata call is timed on its own. Before timing, the two outputs are compared where a token sees
 its key (calc_diff; and the row is marked if they disagree). Without deep_gemm importable, only
 mqajit is timed. Floors: prefill max(FLOPs / 1309 TFLOP/s, logits bytes / 4296 GB/s); decode
@@ -56,7 +57,8 @@ def timed(fn, rounds_out):
 
 
 class Prefill:
-    def __init__(self, heads, seq_len, seq_len_kv, seed):
+    def __init__(self, heads, seq_len, seq_len_kv, seed, clean_logits=False):
+        self.clean_logits = clean_logits
         g = torch.Generator(device="cuda").manual_seed(seed)
         self.q = torch.randn(seq_len, heads, D, device="cuda", generator=g).to(torch.float8_e4m3fn)
         self.kv = torch.randn(seq_len_kv, D, device="cuda", generator=g).to(torch.float8_e4m3fn)
@@ -68,11 +70,12 @@ class Prefill:
         self.floor_us = max(pairs * 2 * heads * D / FLOPS_PER_S, seq_len * seq_len_kv * 4 / BYTES_PER_S) * 1e6
 
     def mqajit(self):
-        return mqajit.mqa_logits(self.q, (self.kv, self.scales), self.weights, self.starts, self.ends, clean_logits=False)
+        return mqajit.mqa_logits(self.q, (self.kv, self.scales), self.weights, self.starts, self.ends,
+                                 clean_logits=self.clean_logits)
 
     def deep_gemm(self):
         return deep_gemm.fp8_mqa_logits(self.q, (self.kv, self.scales), self.weights, self.starts, self.ends,
-                                        clean_logits=False)
+                                        clean_logits=self.clean_logits)
 
     def inside(self, width):
         return torch.arange(width, device="cuda")[None, :] < self.ends[:, None]
@@ -125,6 +128,9 @@ class Decode:
 def run_row(problem, with_deep_gemm, rounds, with_metadata, with_baseline=False):
     row = {"floor_us": problem.floor_us}
     ours = problem.mqajit()
+    if getattr(problem, "clean_logits", False):  # every entry outside a row's window exactly -inf
+        outside = ~problem.inside(ours.shape[1])
+        row["masked_exact"] = bool((ours[outside] == float("-inf")).all())
     if with_deep_gemm:
         theirs = problem.deep_gemm()
         width = min(ours.shape[1], theirs.shape[1])
@@ -155,6 +161,8 @@ def main():
     parser.add_argument("--max-next-n", type=int, default=4)
     parser.add_argument("--heads", type=int, nargs="*", default=(32, 64))
     parser.add_argument("--json", help="write the rows here as well")
+    parser.add_argument("--clean-logits", type=int, choices=(0, 1), default=0,
+                        help="prefill: the mode both libraries run in (0, what engines call, by default)")
     parser.add_argument("--with-baseline", action="store_true",
                         help="decode: also time mqajit's pre-built baseline kernel (variant='baseline')")
     args = parser.parse_args()
@@ -164,13 +172,14 @@ def main():
           f"deep_gemm {getattr(deep_gemm, '__version__', None)}", flush=True)
     rows = []
     if args.op == "prefill":
+        print(f"clean_logits={args.clean_logits}", flush=True)
         print("H S N | floor us | DeepGEMM us | mqajit us | ratio | mqajit % floor | calc_diff", flush=True)
         for seed, (heads, seq_len, seq_len_kv) in enumerate(PREFILL_ROWS):
             if heads not in args.heads:
                 continue
-            problem = Prefill(heads, seq_len, seq_len_kv, seed)
+            problem = Prefill(heads, seq_len, seq_len_kv, seed, bool(args.clean_logits))
             row = run_row(problem, deep_gemm is not None, args.rounds, False)
-            row.update(heads=heads, seq_len=seq_len, seq_len_kv=seq_len_kv)
+            row.update(heads=heads, seq_len=seq_len, seq_len_kv=seq_len_kv, clean_logits=args.clean_logits)
             rows.append(row)
             print_row(f"{heads} {seq_len} {seq_len_kv}", row, False)
             del problem
@@ -209,6 +218,8 @@ def print_row(label, row, decode):
         cells += [f"{theirs:.1f}"] + ([f"{both:.1f}"] if decode else [])
         cells += [f"{ours:.1f}", f"{ours / theirs:.3f}"] + ([f"{ours / both:.3f}"] if decode else [])
     cells += [f"{100 * row['floor_us'] / ours:.0f}%", f"{row.get('calc_diff', float('nan')):.1e}"]
+    if row.get("masked_exact") is False:
+        cells.append("NOT -inf outside the windows")
     if "mqajit_baseline_us" in row:
         cells.append(f"baseline {row['mqajit_baseline_us']:.1f}")
     print(" | ".join(cells), flush=True)

@@ -7,7 +7,9 @@
 #   scripts/device/kernel_ab.sh VERSION...
 # A version is a folder .gpu-state/versions/VERSION mirroring the repo's paths (make one here with
 # scripts/device/kernel_ab_version.sh; .gpu-state is ignored, name it in the call's carry).
-# Environment: AB_SHAPES (rows "S,N,H,D,clean_logits", space-separated), AB_ROUNDS (2), AB_RUNS (30),
+# Environment: AB_SHAPES (prefill rows "S,N,H,D,clean_logits", space-separated; "none" for none),
+# AB_DECODE_SHAPES (decode rows "batch,next_n,H,context,D,block_kv,clean_logits", timed with
+# `mqajit bench --op paged_mqa_logits`; none unless set), AB_ROUNDS (2), AB_RUNS (30),
 # AB_DEADLINE (seconds after which no new bench starts, 480), AB_CUBINS (a folder of .cubin files to
 # disassemble beside the timings, e.g. built here with nvcc -cubin).
 # Everything comes back as $OUT/kernel_ab.tgz (the device call returns at most 8 files) and
@@ -57,16 +59,28 @@ for v in "${versions[@]}"; do
 done
 
 export MQAJIT_SYSTEM_DB=$(find "$PWD/build" -name system_tuning.db | head -1)
-{ echo seq_len,seq_len_kv,heads,head_dim,clean_logits
-  printf '%s\n' ${AB_SHAPES:-2048,8192,32,128,0 4096,16384,32,128,0 2048,32768,32,128,0 1024,60000,32,128,0 \
-    1024,8192,64,128,0 4096,16384,64,128,0 2048,32768,64,128,0}
-} > "$work/results/shapes.csv"
+benches=()
+prefill_shapes=${AB_SHAPES:-2048,8192,32,128,0 4096,16384,32,128,0 2048,32768,32,128,0 1024,60000,32,128,0 \
+  1024,8192,64,128,0 4096,16384,64,128,0 2048,32768,64,128,0}
+if [ "$prefill_shapes" != none ]; then
+  { echo seq_len,seq_len_kv,heads,head_dim,clean_logits; printf '%s\n' $prefill_shapes; } > "$work/results/shapes.csv"
+  benches+=(prefill)
+fi
+if [ -n "${AB_DECODE_SHAPES:-}" ]; then
+  { echo batch,next_n,heads,context_len,head_dim,block_kv,clean_logits; printf '%s\n' $AB_DECODE_SHAPES; } \
+    > "$work/results/decode_shapes.csv"
+  benches+=(decode)
+fi
 for round in $(seq "${AB_ROUNDS:-2}"); do
   for v in tree "${versions[@]}"; do
-    [ $((SECONDS - t0)) -lt "${AB_DEADLINE:-480}" ] || { stamp "deadline: no more rounds"; break 2; }
-    MQAJIT_CACHE_DIR=$work/cache-$v timeout 200 "$work/$v" bench --shapes "$work/results/shapes.csv" --check \
-      --runs "${AB_RUNS:-30}" --json-file "$work/results/${v}_round$round.json" > "$work/results/${v}_round$round.txt" 2>&1
-    stamp "round $round $v: exit $? ($(grep -c -i fail "$work/results/${v}_round$round.txt") lines with 'fail')"
+    for bench in "${benches[@]}"; do
+      [ $((SECONDS - t0)) -lt "${AB_DEADLINE:-480}" ] || { stamp "deadline: no more rounds"; break 3; }
+      if [ "$bench" = prefill ]; then args=(--shapes "$work/results/shapes.csv") name=${v}_round$round
+      else args=(--op paged_mqa_logits --shapes "$work/results/decode_shapes.csv") name=decode_${v}_round$round; fi
+      MQAJIT_CACHE_DIR=$work/cache-$v timeout 200 "$work/$v" bench "${args[@]}" --check \
+        --runs "${AB_RUNS:-30}" --json-file "$work/results/$name.json" > "$work/results/$name.txt" 2>&1
+      stamp "round $round $v $bench: exit $? ($(grep -c -i fail "$work/results/$name.txt") lines with 'fail')"
+    done
   done
 done
 python3 scripts/device/kernel_ab_summary.py "$work/results" | tee -a "$final/summary.txt"

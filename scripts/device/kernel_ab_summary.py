@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Summarises a scripts/device/kernel_ab.sh run: per shape, each version's best time over the rounds
-divided by the tree's, with the geometric mean per head count; a failed check is reported, never
+divided by the tree's (prefill and decode rows), with the geometric mean per op and head count; a failed check is reported, never
 averaged in.
 
     scripts/device/kernel_ab_summary.py RESULTS_FOLDER
@@ -17,18 +17,21 @@ import sys
 def load(folder):
     times, failures = {}, []
     for path in sorted(glob.glob(os.path.join(folder, "*_round*.json"))):
-        match = re.fullmatch(r"(.+)_round(\d+)\.json", os.path.basename(path))
+        match = re.fullmatch(r"(decode_)?(.+)_round(\d+)\.json", os.path.basename(path))
         if not match:
             continue
-        version = match.group(1)
+        version = match.group(2)
         try:
             rows = json.load(open(path))
         except (OSError, ValueError) as error:
             failures.append(f"{path}: unreadable ({error})")
             continue
         for row in rows:
-            shape = (row["heads"], row["seq_len"], row["seq_len_kv"], row.get("clean_logits", 0))
-            if row.get("check_failed"):
+            if row.get("op") == "paged_mqa_logits":  # (H, "b<batch>n<next_n>", context, clean)
+                shape = (row["heads"], f"b{row['batch']}n{row['next_n']}", row["context_len"], row.get("clean_logits", 0))
+            else:
+                shape = (row["heads"], row["seq_len"], row["seq_len_kv"], row.get("clean_logits", 0))
+            if row.get("check_failed") or "us" not in row:
                 failures.append(f"{version} {shape}: the check against the reference failed")
                 continue
             times.setdefault(shape, {}).setdefault(version, []).append(row["us"])
@@ -45,7 +48,7 @@ def main():
         return 1
     print("H      S      N clean  tree us  " + "  ".join(f"{v:>10}" for v in versions) + "   (version / tree, best round)")
     ratios = {v: {} for v in versions}
-    for shape in sorted(times):
+    for shape in sorted(times, key=lambda s: (isinstance(s[1], str), s[0], str(s[1]), s[2], s[3])):
         per_version = times[shape]
         if "tree" not in per_version:
             continue
@@ -54,13 +57,14 @@ def main():
         for v in versions:
             if v in per_version:
                 ratio = min(per_version[v]) / tree
-                ratios[v].setdefault(shape[0], []).append(ratio)
+                op = "decode" if isinstance(shape[1], str) else "prefill"
+                ratios[v].setdefault(f"{op} H={shape[0]}", []).append(ratio)
                 cells.append(f"{ratio:10.3f}")
             else:
                 cells.append(f"{'-':>10}")
-        print(f"{shape[0]:<2} {shape[1]:6} {shape[2]:6} {shape[3]:5} {tree:8.1f}  " + "  ".join(cells))
+        print(f"{shape[0]:<2} {shape[1]:>6} {shape[2]:6} {shape[3]:5} {tree:8.1f}  " + "  ".join(cells))
     for v in versions:
-        means = ", ".join(f"H={h}: {math.exp(sum(map(math.log, r)) / len(r)):.3f}" for h, r in sorted(ratios[v].items()))
+        means = ", ".join(f"{h}: {math.exp(sum(map(math.log, r)) / len(r)):.3f}" for h, r in sorted(ratios[v].items()))
         print(f"{v}: geometric mean over the tree {means}")
     for failure in failures:
         print("FAILED " + failure)

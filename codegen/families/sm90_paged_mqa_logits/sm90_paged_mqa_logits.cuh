@@ -299,7 +299,8 @@ struct PagedMathGroup {
     const int quad_lane = lane % 4;
     float weights[C::kNBlocks][2];
     TokenResults<C> owned;
-    const unsigned char* q_tile = nullptr;
+    u32 q_descriptor = 0;  // low words (descriptor_low): the current request's Q tile
+    const u32 key_descriptor = mqa_sm90::descriptor_low<C::kHeadDim>(smem.key_tiles);  // stage 0's
 
     __device__ __forceinline__ PagedMathGroup(const PagedMqaLogitsParams& params, const SharedLayout& layout)
         : p(params), smem(layout) {}
@@ -322,7 +323,7 @@ struct PagedMathGroup {
     __device__ __forceinline__ void issue(Accumulators& acc, Scales& scale, u32 counter) const {
         using namespace mqa_sm90;
         const u32 stage = counter % C::kStages;
-        const unsigned char* key_tile = smem.key_tiles + stage * C::kKeyStageBytes;
+        const u32 key_tile = key_descriptor + stage * (C::kKeyStageBytes / 16);
         barrier_wait(smem.kv_full + stage, (counter / C::kStages) & 1);
         const float* stage_scales = smem.scales + stage * C::kBlockKv;
 #pragma unroll
@@ -333,10 +334,11 @@ struct PagedMathGroup {
         wgmma_fence();
 #pragma unroll
         for (int k = 0; k < C::kKSteps; ++k) {
-            const u64 b_descriptor = matrix_descriptor<C::kHeadDim>(q_tile + k * 32);
+            const u64 b_descriptor = descriptor_from_low<C::kHeadDim>(q_descriptor + k * 32 / 16);
 #pragma unroll
             for (int m = 0; m < C::kMTiles; ++m) {
-                const u64 a_descriptor = matrix_descriptor<C::kHeadDim>(key_tile + m * 64 * C::kHeadDim + k * 32);
+                const u64 a_descriptor =
+                    descriptor_from_low<C::kHeadDim>(key_tile + (m * 64 * C::kHeadDim + k * 32) / 16);
                 Wgmma<C::kN>::run(acc[m], a_descriptor, b_descriptor, k > 0 ? 1 : 0);
             }
         }
@@ -360,9 +362,14 @@ struct PagedMathGroup {
             float sums[2 * C::kReduceRows];  // [token * 2 + half]
 #pragma unroll
             for (int i = 0; i < 2 * C::kReduceRows; ++i) sums[i] = 0.f;
+            // Tokens innermost, as in the prefill kernel: consecutive FFMAs feed different sums (each
+            // sum's own order, and so its bits, unchanged).
+            constexpr int kBlocksPerToken = C::kHeads / 8;
 #pragma unroll
-            for (int b = 0; b < C::kNBlocks; ++b) {
-                const int t = b * 8 / C::kHeads;
+            for (int j = 0; j < kBlocksPerToken; ++j)
+#pragma unroll
+            for (int t = 0; t < C::kNextN; ++t) {
+                const int b = t * kBlocksPerToken + j;
                 sums[2 * t] = fmaf(weights[b][0], fmaxf(acc[m][b * 4 + 0], 0.f), sums[2 * t]);
                 sums[2 * t] = fmaf(weights[b][1], fmaxf(acc[m][b * 4 + 1], 0.f), sums[2 * t]);
                 sums[2 * t + 1] = fmaf(weights[b][0], fmaxf(acc[m][b * 4 + 2], 0.f), sums[2 * t + 1]);
@@ -405,7 +412,7 @@ __device__ __forceinline__ void consume(const PagedMqaLogitsParams& p, const Sha
         group.load_request(segment.request);
         const u32 q_buffer = q_counter % C::kQBuffers;
         barrier_wait(smem.q_full + q_buffer, (q_counter / C::kQBuffers) & 1);
-        group.q_tile = smem.q_tiles + q_buffer * C::kQBufferBytes;
+        group.q_descriptor = descriptor_low<C::kHeadDim>(smem.q_tiles + q_buffer * C::kQBufferBytes);
 
         const int blocks = segment.block_end - segment.block_begin;
         const int first = static_cast<int>((static_cast<u32>(math_group) + C::kMathGroups -

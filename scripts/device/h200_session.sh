@@ -44,7 +44,7 @@ gpu_tests() {
     --timeout 240 > "$out/gpu_tests.log" 2>&1
   stamp "C++ GPU tests exit $?: $(grep -E 'tests passed|tests failed' "$out/gpu_tests.log")"
   grep -E "\*\*\*Failed|Timeout|\(Failed\)|Skipped" "$out/gpu_tests.log" | head -20 | tee -a "$out/summary.txt"
-  timeout 240 ctest --test-dir build --output-on-failure -R python_gpu --timeout 230 > "$out/python_gpu.log" 2>&1
+  timeout 240 ctest --test-dir build -V -R python_gpu --timeout 230 > "$out/python_gpu.log" 2>&1
   stamp "python GPU tests exit $?: $(grep -E '[0-9]+ (passed|failed|skipped)' "$out/python_gpu.log" | tail -1)"
 }
 

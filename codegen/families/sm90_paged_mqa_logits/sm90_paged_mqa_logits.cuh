@@ -112,31 +112,41 @@ struct Run {
 };
 
 // NOTES: every thread of the CTA takes part (before the warpgroups split): thread i sums the block
-// counts of its slice of the requests, a Hillis-Steele scan over the threads gives every slice its
-// first block, and the thread whose slice holds this CTA's first block finds the exact request.
+// counts of its slice of the requests, a shuffle scan inside each warp and a pass over the warp
+// totals give every slice its first block (two barriers where a scan over the whole block took two
+// per step), and the thread whose slice holds this CTA's first block finds the exact request.
 template <class C>
 __device__ __forceinline__ Run locate_run(const PagedMqaLogitsParams& p, int* scratch) {
-    int* sums = scratch;
+    constexpr int kWarps = C::kThreads / 32;
+    int* warp_totals = scratch;
     Run* run = reinterpret_cast<Run*>(scratch + C::kThreads);
     const int thread = threadIdx.x;
+    const int lane = thread % 32;
+    const int warp = thread / 32;
     const int per_thread = (p.batch + C::kThreads - 1) / C::kThreads;
     const int first = min(p.batch, thread * per_thread);
     const int last = min(p.batch, first + per_thread);
     int local = 0;
     for (int b = first; b < last; ++b) local += request_blocks<C::kBlockKv>(p, b);
-    sums[thread] = local;
+    int inclusive = local;
+#pragma unroll
+    for (int offset = 1; offset < 32; offset *= 2) {
+        const int add = __shfl_up_sync(0xffffffffu, inclusive, offset);
+        if (lane >= offset) inclusive += add;
+    }
+    if (lane == 31) warp_totals[warp] = inclusive;
     if (thread == 0) *run = Run{p.batch, 0, 0};
     __syncthreads();
-    for (int offset = 1; offset < C::kThreads; offset *= 2) {
-        const int add = thread >= offset ? sums[thread - offset] : 0;
-        __syncthreads();
-        sums[thread] += add;
-        __syncthreads();
+    long long before_warp = 0, total = 0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+        const int count = warp_totals[w];
+        before_warp += w < warp ? count : 0;
+        total += count;
     }
-    const long long total = sums[C::kThreads - 1];
     const long long begin = total * blockIdx.x / gridDim.x;
     const long long end = total * (blockIdx.x + 1) / gridDim.x;
-    const long long slice_begin = sums[thread] - local;
+    const long long slice_begin = before_warp + inclusive - local;
     if (begin < end && local > 0 && slice_begin <= begin && begin < slice_begin + local) {
         long long position = slice_begin;
         for (int b = first; b < last; ++b) {

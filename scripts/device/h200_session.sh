@@ -16,6 +16,8 @@
 #   host          the Python host time per call (python/benchmarks/host_time.py, issue 12's bar)
 #   prefill-ab    mqajit bench --variant all --check (clean_logits=0) on issue 12's S >= 1024 rows:
 #                 every registered variant's time per shape, to compare kernel changes
+#   ncu-stalls    ncu's per-instruction stall samples of the served N=256 prefill kernels (H=32 r8,
+#                 H=64 r4) at 4096 x 16384, summarized by scripts/device/ncu_stalls.py
 # Tuned CSVs come back under $OUT; put them in .gpu-state/ (ignored, carried) when a later call
 # may start bare, and they are restored before tuning resumes.
 #   scripts/device/h200_session.sh STEP...
@@ -102,10 +104,24 @@ for step in "$@"; do
       timeout 240 "$mqajit" bench --shapes "$out/prefill_ab_shapes.csv" --variant all --check --runs 30 \
         --json-file "$out/prefill_ab.json" > "$out/prefill_ab.txt" 2>&1
       stamp "prefill A/B exit $? ($(grep -c -i 'fail' "$out/prefill_ab.txt") lines with 'fail')" ;;
+    ncu-stalls)
+      ensure_built
+      # Where the served N=256 prefill kernels' warps wait, per instruction (ncu's source page).
+      export MQAJIT_SYSTEM_DB=$(find "$PWD/build" -name system_tuning.db | head -1)
+      for heads_rows in "32 r8" "64 r4"; do
+        set -- $heads_rows
+        printf 'seq_len,seq_len_kv,heads,head_dim,clean_logits\n4096,16384,%s,128,0\n' "$1" > "$out/ncu_shape_h$1.csv"
+        timeout 150 ncu --clock-control none --section SourceCounters --section WarpStateStats --section SchedulerStats \
+          -k "regex:wgmma64x256x32_bkv64_$2_w2" -c 1 -f -o "/tmp/ncu_h$1" "$mqajit" bench --shapes "$out/ncu_shape_h$1.csv" \
+          --runs 3 --warmup 0 > "$out/ncu_h$1.txt" 2>&1
+        ncu -i "/tmp/ncu_h$1.ncu-rep" --page source --csv --print-source sass > "$out/ncu_source_h$1.csv" 2>&1
+        python3 scripts/device/ncu_stalls.py "$out/ncu_source_h$1.csv" 40 > "$out/ncu_stalls_h$1.txt" 2>&1
+        stamp "ncu stalls H=$1: $(head -2 "$out/ncu_stalls_h$1.txt" | tr '\n' ' ')"
+      done ;;
     host)
       ensure_built
       bash scripts/gpu_session.sh host > /dev/null 2>&1; stamp "host time: $(tail -1 "$out/host_time.txt" 2>/dev/null)" ;;
-    *) echo "unknown step $step (verify gpu-tests tune decode-bench side-by-side adopt logits-dtype host prefill-ab)"; exit 2 ;;
+    *) echo "unknown step $step (verify gpu-tests tune decode-bench side-by-side adopt logits-dtype host prefill-ab ncu-stalls)"; exit 2 ;;
   esac
 done
 stamp done

@@ -20,9 +20,9 @@ nvdisasm=${NVDISASM:-$(command -v nvdisasm || echo /opt/cuda118/usr/bin/nvdisasm
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 build/tools/mqajit codegen "$variant" --arch sm_90a --heads "$heads" --head-dim "$head_dim" > "$out/k.cu"
-family=codegen/families/sm90_mqa_logits
-[[ $variant == pwgmma* ]] && family="codegen/families/sm90_paged_mqa_logits -Icodegen/families/sm90_mqa_logits"
-"$nvcc" -std=c++17 -DNDEBUG -arch=sm_90a -cubin -Icodegen/templates -I$family "$out/k.cu" -o "$out/k.cubin"
+includes=(-Icodegen/templates -Icodegen/families/sm90_mqa_logits)
+[[ $variant == pwgmma* ]] && includes+=(-Icodegen/families/sm90_paged_mqa_logits)
+"$nvcc" -std=c++17 -DNDEBUG -arch=sm_90a -cubin "${includes[@]}" "$out/k.cu" -o "$out/k.cubin"
 python3 - "$out/k.cubin" "$out/k.old-header.cubin" <<'PY'
 import struct, sys
 elf = bytearray(open(sys.argv[1], "rb").read())

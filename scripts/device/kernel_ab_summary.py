@@ -27,10 +27,12 @@ def load(folder):
             failures.append(f"{path}: unreadable ({error})")
             continue
         for row in rows:
-            if row.get("op") == "paged_mqa_logits":  # (H, "b<batch>n<next_n>", context, clean)
-                shape = (row["heads"], f"b{row['batch']}n{row['next_n']}", row["context_len"], row.get("clean_logits", 0))
+            # (op, H, S or "b<batch>n<next_n>", N or context, clean)
+            if row.get("op") == "paged_mqa_logits":
+                shape = ("decode", row["heads"], f"b{row['batch']}n{row['next_n']}", row["context_len"],
+                         row.get("clean_logits", 0))
             else:
-                shape = (row["heads"], row["seq_len"], row["seq_len_kv"], row.get("clean_logits", 0))
+                shape = ("prefill", row["heads"], row["seq_len"], row["seq_len_kv"], row.get("clean_logits", 0))
             if row.get("check_failed") or "us" not in row:
                 failures.append(f"{version} {shape}: the check against the reference failed")
                 continue
@@ -48,7 +50,7 @@ def main():
         return 1
     print("H      S      N clean  tree us  " + "  ".join(f"{v:>10}" for v in versions) + "   (version / tree, best round)")
     ratios = {v: {} for v in versions}
-    for shape in sorted(times, key=lambda s: (isinstance(s[1], str), s[0], str(s[1]), s[2], s[3])):
+    for shape in sorted(times, key=lambda s: (s[0] != "prefill", s[1], str(s[2]), s[3], s[4])):
         per_version = times[shape]
         if "tree" not in per_version:
             continue
@@ -57,12 +59,11 @@ def main():
         for v in versions:
             if v in per_version:
                 ratio = min(per_version[v]) / tree
-                op = "decode" if isinstance(shape[1], str) else "prefill"
-                ratios[v].setdefault(f"{op} H={shape[0]}", []).append(ratio)
+                ratios[v].setdefault(f"{shape[0]} H={shape[1]}", []).append(ratio)
                 cells.append(f"{ratio:10.3f}")
             else:
                 cells.append(f"{'-':>10}")
-        print(f"{shape[0]:<2} {shape[1]:>6} {shape[2]:6} {shape[3]:5} {tree:8.1f}  " + "  ".join(cells))
+        print(f"{shape[1]:<2} {shape[2]:>6} {shape[3]:6} {shape[4]:5} {tree:8.1f}  " + "  ".join(cells))
     for v in versions:
         means = ", ".join(f"{h}: {math.exp(sum(map(math.log, r)) / len(r)):.3f}" for h, r in sorted(ratios[v].items()))
         print(f"{v}: geometric mean over the tree {means}")

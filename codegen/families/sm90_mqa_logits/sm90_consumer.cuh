@@ -88,7 +88,7 @@ struct MathGroup {
     const MqaLogitsParams& p;
     const SharedLayout& smem;
     const int lane = threadIdx.x % 32;
-    const int warp_in_group = (threadIdx.x / 32) % 4;
+    const int warp_in_group = warp_uniform<C::kUniformWarpIndex>(static_cast<int>(threadIdx.x / 32) % 4);
     const int group_row = lane / 4;  // accumulator row inside the warp's 16
     const int quad_lane = lane % 4;  // which column pair of each 8-column block
     ThreadWeights<C> weights;

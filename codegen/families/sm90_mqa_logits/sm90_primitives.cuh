@@ -11,6 +11,14 @@ __device__ __forceinline__ u32 shared_address(const void* pointer) {
     return static_cast<u32>(__cvta_generic_to_shared(pointer));
 }
 
+// A value every lane of the warp holds alike, read from lane 0 when kUniform so that ptxas knows it
+// is warp-uniform and may keep what derives from it in uniform registers.
+template <bool kUniform>
+__device__ __forceinline__ int warp_uniform(int value) {
+    if constexpr (kUniform) return __shfl_sync(0xffffffffu, value, 0);
+    return value;
+}
+
 // ---- mbarrier -------------------------------------------------------------------------------
 
 __device__ __forceinline__ void barrier_init(u64* barrier, u32 arrivals) {

@@ -50,8 +50,8 @@ struct Sm90Config {
     static constexpr int kMathRegisters = kMathGroups == 2 ? 232 : (kMathGroups == 3 ? 152 : 112);
     // NOTES: a warp-uniform warpgroup index (warp_uniform) puts the stage and descriptor math in
     // uniform registers, but ptxas then sinks the lane-0 arrival on kv_empty below the epilogue.
-    // H200, 2026-12-03: 4% faster at H=32 (r8 bkv64 and r4 bkv128), 17% slower at H=64 (r4 bkv64);
-    // every thread arriving instead kept the arrival early but was 12% slower at H=32.
+    // H200, 2026-12-03: 4% faster at H=32 (r8 bkv64; 2% at r4 bkv128), 14-22% slower at H=64 (r4
+    // bkv64); every thread arriving instead kept the arrival early but was 14-17% slower at H=32.
     static constexpr bool kUniformWarpIndex = kHeads <= 32;
 
     static_assert(kHeadDim == 64 || kHeadDim == 128, "head_dim 64 or 128");

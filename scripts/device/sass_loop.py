@@ -76,7 +76,7 @@ def main():
         if start >= branch["address"]:
             continue
         body = [i for i in instructions if start <= i["address"] <= branch["address"]]
-        if any(i["text"] and opcode(i["text"]) in WGMMA_MARKERS for i in body):
+        if any(opcode(i["text"]) in WGMMA_MARKERS for i in body):
             loops.append((start, branch["address"], body))
     if "--all" not in sys.argv[3:]:
         loops = [l for l in loops if not any(o is not l and l[0] <= o[0] and o[1] <= l[1] for o in loops)]

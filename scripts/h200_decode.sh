@@ -26,7 +26,7 @@ mkdir -p "$state"
 export MQAJIT_TUNING_DB=$state/user_tuning.db
 mqajit=build/tools/mqajit
 configs=tuning_db/configs/model_configs
-models=(glm5 deepseek_v32)
+models=(${TUNE_MODELS:-glm5 deepseek_v32})  # TUNE_MODELS: another order or one of them
 
 copy_results() {
   cp -f "$state"/*.csv "$state"/*.json "$out"/ 2>/dev/null

@@ -12,6 +12,9 @@
 # `mqajit bench --op paged_mqa_logits`; none unless set), AB_ROUNDS (2), AB_RUNS (30),
 # AB_DEADLINE (seconds after which no new bench starts, 480), AB_CUBINS (a folder of .cubin files to
 # disassemble beside the timings, e.g. built here with nvcc -cubin).
+# AB_PREBUILT=1: no build here; the CLIs come from .gpu-state/cli/ (scripts/device/prebuild_cli.sh
+# made them where the kernel sources were edited; .gpu-deps unpacked for their libraries), which
+# saves the 2-minute build of a bare machine.
 # Everything comes back as $OUT/kernel_ab.tgz (the device call returns at most 8 files) and
 # $OUT/summary.txt, whose last lines give each version's time over the tree's, per shape.
 set -uo pipefail
@@ -37,10 +40,24 @@ if [ -n "${AB_CUBINS:-}" ]; then
   for cubin in "$AB_CUBINS"/*.cubin; do cuobjdump -sass "$cubin" > "$work/results/sass/$(basename "$cubin" .cubin).txt" 2>&1; done
 fi
 
-bash scripts/gpu_session.sh build > "$work/results/build.txt" 2>&1 || { tail -40 "$work/results/build.txt"; exit 1; }
-cp build/tools/mqajit "$work/tree"
-stamp "tree built"
-for v in "${versions[@]}"; do
+if [ -n "${AB_PREBUILT:-}" ]; then
+  for name in tree "${versions[@]}"; do
+    [ -x ".gpu-state/cli/$name/mqajit" ] || { echo "no .gpu-state/cli/$name/mqajit (see prebuild_cli.sh)"; exit 2; }
+    cp ".gpu-state/cli/$name/mqajit" "$work/$name"
+  done
+  [ -d /tmp/mqajit-deps/usr ] || for f in .gpu-deps/*.deb; do dpkg -x "$f" /tmp/mqajit-deps; done
+  export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH
+  export MQAJIT_SYSTEM_DB=$PWD/.gpu-state/cli/system_tuning.db
+  stamp "prebuilt CLIs: tree ${versions[*]}"
+  versions_to_build=()
+else
+  bash scripts/gpu_session.sh build > "$work/results/build.txt" 2>&1 || { tail -40 "$work/results/build.txt"; exit 1; }
+  cp build/tools/mqajit "$work/tree"
+  stamp "tree built"
+  versions_to_build=("${versions[@]}")
+  export MQAJIT_SYSTEM_DB=$(find "$PWD/build" -name system_tuning.db | head -1)
+fi
+for v in "${versions_to_build[@]}"; do
   saved=$work/saved-$v
   rm -rf "$saved" && mkdir -p "$saved"
   mapfile -t files < <(cd ".gpu-state/versions/$v" && find . -type f)
@@ -58,7 +75,6 @@ for v in "${versions[@]}"; do
   stamp "$v built"
 done
 
-export MQAJIT_SYSTEM_DB=$(find "$PWD/build" -name system_tuning.db | head -1)
 benches=()
 prefill_shapes=${AB_SHAPES:-2048,8192,32,128,0 4096,16384,32,128,0 2048,32768,32,128,0 1024,60000,32,128,0 \
   1024,8192,64,128,0 4096,16384,64,128,0 2048,32768,64,128,0}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds the mqajit CLI here (no GPU needed: NVRTC compiles on the device at run time) for the
+# working tree and for each kernel_ab version, and keeps stripped copies (about 5 MB each) with the
+# system tuning database in .gpu-state/cli/, so a device call can time them without building there:
+#   scripts/device/prebuild_cli.sh [VERSION...]      then, on the device:
+#   AB_PREBUILT=1 scripts/device/kernel_ab.sh [VERSION...]    (carry .gpu-deps and .gpu-state)
+# A version is a folder .gpu-state/versions/VERSION (scripts/device/kernel_ab_version.sh); its files
+# are laid over the tree for its build and the tree's copies put back after. Uses the build folder
+# `build` (configured by the README's commands), or BUILD_DIR.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${BUILD_DIR:-build}
+out=.gpu-state/cli
+[ -f "$build/CMakeCache.txt" ] || { echo "no configured build in $build: run the README's commands first"; exit 2; }
+for v in "$@"; do
+  [ -d ".gpu-state/versions/$v" ] || { echo "no .gpu-state/versions/$v (see kernel_ab_version.sh)"; exit 2; }
+done
+
+build_into() {
+  cmake --build "$build" --target mqajit_cli mqajit_system_db > "/tmp/prebuild_cli_$1.log" 2>&1 ||
+    { tail -30 "/tmp/prebuild_cli_$1.log"; return 1; }
+  mkdir -p "$out/$1"
+  strip -o "$out/$1/mqajit" "$build/tools/mqajit"
+  echo "$out/$1/mqajit ($(du -h "$out/$1/mqajit" | cut -f1))"
+}
+
+rm -rf "$out" && mkdir -p "$out"
+build_into tree
+cp "$(find "$build/share" -name system_tuning.db | head -1)" "$out/system_tuning.db"
+for v in "$@"; do
+  saved=$(mktemp -d)
+  mapfile -t files < <(cd ".gpu-state/versions/$v" && find . -type f)
+  added=()
+  for file in "${files[@]}"; do
+    if [ -e "$file" ]; then mkdir -p "$saved/$(dirname "$file")" && cp "$file" "$saved/$file"; else added+=("$file"); fi
+    mkdir -p "$(dirname "$file")" && cp ".gpu-state/versions/$v/$file" "$file"
+  done
+  status=0
+  build_into "$v" || status=$?
+  cp -r "$saved/." . && rm -rf "$saved"
+  [ ${#added[@]} -eq 0 ] || rm -f "${added[@]}"
+  [ $status -eq 0 ] || exit $status
+done
+# Leave the build matching the tree again.
+cmake --build "$build" --target mqajit_cli > /dev/null 2>&1 || echo "note: rebuilding $build for the tree failed"

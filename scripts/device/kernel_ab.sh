@@ -57,19 +57,12 @@ else
   versions_to_build=("${versions[@]}")
   export MQAJIT_SYSTEM_DB=$(find "$PWD/build" -name system_tuning.db | head -1)
 fi
+source scripts/device/version_overlay.sh
 for v in "${versions_to_build[@]}"; do
-  saved=$work/saved-$v
-  rm -rf "$saved" && mkdir -p "$saved"
-  mapfile -t files < <(cd ".gpu-state/versions/$v" && find . -type f)
-  added=()
-  for file in "${files[@]}"; do
-    if [ -e "$file" ]; then mkdir -p "$saved/$(dirname "$file")" && cp "$file" "$saved/$file"; else added+=("$file"); fi
-    mkdir -p "$(dirname "$file")" && cp ".gpu-state/versions/$v/$file" "$file"
-  done
+  version_overlay "$v" "$work/saved-$v"
   cmake --build build --target mqajit_cli --parallel "$(nproc)" > "$work/results/rebuild_$v.txt" 2>&1
   status=$?
-  cp -r "$saved/." .
-  rm -f "${added[@]}"
+  version_restore "$work/saved-$v"
   [ $status -eq 0 ] || { tail -40 "$work/results/rebuild_$v.txt"; exit 1; }
   cp build/tools/mqajit "$work/$v"
   stamp "$v built"

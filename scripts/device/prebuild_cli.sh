@@ -27,18 +27,13 @@ build_into() {
 rm -rf "$out" && mkdir -p "$out"
 build_into tree
 cp "$(find "$build/share" -name system_tuning.db | head -1)" "$out/system_tuning.db"
+source scripts/device/version_overlay.sh
 for v in "$@"; do
   saved=$(mktemp -d)
-  mapfile -t files < <(cd ".gpu-state/versions/$v" && find . -type f)
-  added=()
-  for file in "${files[@]}"; do
-    if [ -e "$file" ]; then mkdir -p "$saved/$(dirname "$file")" && cp "$file" "$saved/$file"; else added+=("$file"); fi
-    mkdir -p "$(dirname "$file")" && cp ".gpu-state/versions/$v/$file" "$file"
-  done
+  version_overlay "$v" "$saved"
   status=0
   build_into "$v" || status=$?
-  cp -r "$saved/." . && rm -rf "$saved"
-  [ ${#added[@]} -eq 0 ] || rm -f "${added[@]}"
+  version_restore "$saved"
   [ $status -eq 0 ] || exit $status
 done
 # Leave the build matching the tree again.

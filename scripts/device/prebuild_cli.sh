@@ -5,8 +5,10 @@
 #   scripts/device/prebuild_cli.sh [VERSION...]      then, on the device:
 #   AB_PREBUILT=1 scripts/device/kernel_ab.sh [VERSION...]    (carry .gpu-deps and .gpu-state)
 # A version is a folder .gpu-state/versions/VERSION (scripts/device/kernel_ab_version.sh); its files
-# are laid over the tree for its build and the tree's copies put back after. Uses the build folder
-# `build` (configured by the README's commands), or BUILD_DIR.
+# are laid over the tree for its build and the tree's copies put back after. "tree" is the working
+# tree as it is: an experiment made into a version with `kernel_ab_version.sh NAME --tree` must be
+# taken out of the tree (commit it on a branch, check out the base) before this runs. Uses the
+# build folder `build` (configured by the README's commands), or BUILD_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${BUILD_DIR:-build}

@@ -4,7 +4,8 @@ decode rows), for docs/PERFORMANCE.md.
     PYTHONPATH=build/python:.deepgemm python3 python/benchmarks/side_by_side.py decode --json out.json
     ... side_by_side.py prefill --json out.json
 
-Each call is a whole Python call (output allocated by the library, as engines call it), timed with
+Each call is a whole Python call (output allocated by the library, as engines call it), or with
+`--graphs` that call captured in a CUDA graph and replayed (as engines run decode), timed with
 triton.testing.do_bench (the L2 cache flushed before every run, median), the libraries taking
 turns in `--rounds` rounds (prefill in the mode `--clean-logits` names; with 1, mqajit's entries outside
 the windows are checked to be exactly -inf); a row reports the median of its rounds' medians. DeepGEMM's decode
@@ -67,6 +68,35 @@ def warm_up(seconds=2.0):
 
 def timed(fn, rounds_out):
     rounds_out.append(do_bench(fn, warmup=10, rep=40, return_mode="median") * 1e3)
+
+
+def graphed(fn):
+    """fn captured in a CUDA graph, as engines run decode: returns the graph's replay, which costs a
+    few microseconds of host time, so a timing of it is the GPU's time even where a whole eager call
+    costs more host time than the flush before it hides (batch 1)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    torch.cuda.synchronize()
+    return graph.replay
+
+
+def host_us(fn, calls=200):
+    """Wall time per call of back-to-back calls with one synchronize at the end: the host's cost
+    where the GPU work is shorter than the call."""
+    fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / calls * 1e6
 
 
 class Prefill:
@@ -140,7 +170,7 @@ class Decode:
         return torch.arange(width, device="cuda")[None, :] < self.context_lens.reshape(-1, 1)
 
 
-def run_row(problem, with_deep_gemm, rounds, with_metadata, with_baseline=False):
+def run_row(problem, with_deep_gemm, rounds, with_metadata, with_baseline=False, graphs=False, host=False):
     row = {"floor_us": problem.floor_us}
     ours = problem.mqajit()
     if problem.clean_logits:  # every entry outside a row's window exactly -inf
@@ -153,15 +183,22 @@ def run_row(problem, with_deep_gemm, rounds, with_metadata, with_baseline=False)
         row["calc_diff"] = calc_diff(ours[:, :width][inside], theirs[:, :width][inside])
         del theirs
     del ours
-    times = {"mqajit": [], "mqajit_baseline": [], "deep_gemm": [], "metadata": []}
+    calls = {"mqajit": problem.mqajit}
+    if with_baseline:
+        calls["mqajit_baseline"] = problem.mqajit_baseline
+    if with_deep_gemm:
+        calls["deep_gemm"] = problem.deep_gemm
+        if with_metadata:
+            calls["metadata"] = problem.metadata
+    if host:
+        for name, fn in calls.items():
+            row[name + "_host_us"] = host_us(fn)
+    if graphs:
+        calls = {name: graphed(fn) for name, fn in calls.items()}
+    times = {name: [] for name in calls}
     for _ in range(rounds):
-        timed(problem.mqajit, times["mqajit"])
-        if with_baseline:
-            timed(problem.mqajit_baseline, times["mqajit_baseline"])
-        if with_deep_gemm:
-            timed(problem.deep_gemm, times["deep_gemm"])
-            if with_metadata:
-                timed(problem.metadata, times["metadata"])
+        for name, fn in calls.items():
+            timed(fn, times[name])
     for name, values in times.items():
         if values:
             row[name + "_us"] = statistics.median(values)
@@ -181,11 +218,16 @@ def main():
                         help="prefill: the mode both libraries run in (0, what engines call, by default)")
     parser.add_argument("--with-baseline", action="store_true",
                         help="decode: also time mqajit's pre-built baseline kernel (variant='baseline')")
+    parser.add_argument("--graphs", action="store_true",
+                        help="time each library's call captured in a CUDA graph (replays), as engines run decode")
+    parser.add_argument("--host-time", action="store_true",
+                        help="also measure each call's host time (back-to-back eager calls, one synchronize)")
     args = parser.parse_args()
     if deep_gemm is None:
         print(f"deep_gemm not importable ({deep_gemm_error}): timing mqajit alone", flush=True)
     print(f"{torch.cuda.get_device_name()}, mqajit {mqajit.__version__}, "
-          f"deep_gemm {getattr(deep_gemm, '__version__', None)}", flush=True)
+          f"deep_gemm {getattr(deep_gemm, '__version__', None)}"
+          f"{', calls timed as CUDA graph replays' if args.graphs else ''}", flush=True)
     warm_up()
     rows = []
     if args.op == "prefill":
@@ -195,7 +237,7 @@ def main():
             if heads not in args.heads:
                 continue
             problem = Prefill(heads, seq_len, seq_len_kv, seed, bool(args.clean_logits))
-            row = run_row(problem, deep_gemm is not None, args.rounds, False)
+            row = run_row(problem, deep_gemm is not None, args.rounds, False, graphs=args.graphs, host=args.host_time)
             row.update(heads=heads, seq_len=seq_len, seq_len_kv=seq_len_kv, clean_logits=args.clean_logits)
             rows.append(row)
             print_row(f"{heads} {seq_len} {seq_len_kv}", row, False)
@@ -209,7 +251,8 @@ def main():
             problem = Decode(heads, next_n, batch, context, seed)
             # NOTES: DeepGEMM's sm_90 decode kernel takes next_n 1 and 2 only.
             with_deep_gemm = deep_gemm is not None and next_n <= 2
-            row = run_row(problem, with_deep_gemm, args.rounds, True, args.with_baseline)
+            row = run_row(problem, with_deep_gemm, args.rounds, True, args.with_baseline, graphs=args.graphs,
+                          host=args.host_time)
             row.update(heads=heads, next_n=next_n, batch=batch, context=context)
             rows.append(row)
             print_row(f"{heads} {next_n} {batch} {context}", row, True)
@@ -239,6 +282,9 @@ def print_row(label, row, decode):
         cells.append("NOT -inf outside the windows")
     if "mqajit_baseline_us" in row:
         cells.append(f"baseline {row['mqajit_baseline_us']:.1f}")
+    if "mqajit_host_us" in row:
+        cells.append(f"host us mqajit {row['mqajit_host_us']:.1f}"
+                     + (f" DeepGEMM {row['deep_gemm_host_us']:.1f}" if "deep_gemm_host_us" in row else ""))
     print(" | ".join(cells), flush=True)
 
 

@@ -20,6 +20,9 @@ _NAMES = ("q", "kv_cache", "weights", "context_lens", "block_table")
 
 def _call(function_name, q, kv_cache, weights, context_lens, block_table, max_context_len, clean_logits, out,
           variant, report, reference):
+    """The checked path: every argument checked here, one at a time, for the message that says what
+    is wrong. The public functions go through _mqajit._paged_fast_call (python/src/paged_fast_call.cpp),
+    which hands a call here only where it does not take it as it is."""
     tensors = (q, kv_cache, weights, context_lens, block_table)
     for name, tensor in zip(_NAMES, tensors):
         _views.require_present(name, tensor)
@@ -58,20 +61,24 @@ def _call(function_name, q, kv_cache, weights, context_lens, block_table, max_co
     return out
 
 
+_fast_call = _mqajit._paged_fast_call
+_mqajit._set_paged_checked_path(_call)
+
+
 def paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, max_context_len, clean_logits=False, out=None,
                      *, variant=None, report=None):
     """Decode logits [B * next_n, max_context_len]. `out` (optional) is written instead of a new
     tensor; `variant` names a pwgmma kernel ("baseline": the pre-built one; None: the decode
     tuning table decides); a dict passed as `report` receives {"kernel", "reason"}."""
-    return _call("paged_mqa_logits", q, kv_cache, weights, context_lens, block_table, max_context_len, clean_logits,
-                 out, variant, report, False)
+    return _fast_call("paged_mqa_logits", q, kv_cache, weights, context_lens, block_table, max_context_len,
+                      clean_logits, out, variant, report, False)
 
 
 def paged_mqa_logits_reference(q, kv_cache, weights, context_lens, block_table, max_context_len, clean_logits=False,
                                out=None):
     """The same operator from the slow fp32 reference kernel, for checking results."""
-    return _call("paged_mqa_logits_reference", q, kv_cache, weights, context_lens, block_table, max_context_len,
-                 clean_logits, out, None, None, True)
+    return _fast_call("paged_mqa_logits_reference", q, kv_cache, weights, context_lens, block_table,
+                      max_context_len, clean_logits, out, None, None, True)
 
 
 def get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms):
@@ -91,5 +98,5 @@ def fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedu
                          clean_logits=False):
     """DeepGEMM's fp8_paged_mqa_logits: the same arguments, `schedule_meta` unused (see
     get_paged_mqa_logits_metadata). Returns float32 logits [B * next_n, max_context_len]."""
-    return _call("fp8_paged_mqa_logits", q, kv_cache, weights, context_lens, block_table, max_context_len,
-                 clean_logits, None, None, None, False)
+    return _fast_call("fp8_paged_mqa_logits", q, kv_cache, weights, context_lens, block_table, max_context_len,
+                      clean_logits, None, None, None, False)

@@ -15,6 +15,7 @@ void bind_paged_mqa_logits(pybind11::module_& module);  // paged_mqa_logits() an
 void bind_tuning(pybind11::module_& module);      // lookup(), explain()
 void bind_torch_hooks(pybind11::module_& module);  // what the fast call takes from torch
 void bind_fast_call(pybind11::module_& module);   // mqa_logits() on torch tensors, one crossing
+void bind_paged_fast_call(pybind11::module_& module);  // paged_mqa_logits() on torch tensors, one crossing
 
 // Sets the Python exception an mqajit::Error becomes (ValueError or RuntimeError, with `kind`).
 void raise_python_error(const Error& error);

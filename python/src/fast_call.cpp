@@ -8,6 +8,7 @@
 
 #include "mqajit/mqa_logits.hpp"
 #include "python/src/bindings.hpp"
+#include "python/src/fast_call_support.hpp"
 #include "python/src/owned.hpp"
 #include "python/src/tensor_reader.hpp"
 #include "python/src/torch_hooks.hpp"
@@ -37,19 +38,6 @@ PyObject* checked_path_missing() {
 // a cache line; the returned view's stride(0) shows the padding (the checked path and the torch
 // op's fake implementation use the same rule, through logits_row_stride()).
 constexpr std::int64_t kRowAlignBytes = 128;
-
-enum class Outcome { done, checked_path, failed };
-
-class GilReleased {
-public:
-    GilReleased() : state_(PyEval_SaveThread()) {}
-    ~GilReleased() { PyEval_RestoreThread(state_); }
-    GilReleased(const GilReleased&) = delete;
-    GilReleased& operator=(const GilReleased&) = delete;
-
-private:
-    PyThreadState* state_;
-};
 
 struct Scalars {
     bool clean_logits = true;
@@ -84,57 +72,6 @@ bool read_scalars(const TorchHooks& hooks, const BoundCall& call, Scalars& scala
     return true;
 }
 
-// callable() as a long; false when the call fails or returns something else.
-bool call_for_long(PyObject* callable, long& value) {
-    Owned result(PyObject_CallNoArgs(callable));
-    if (!result || !PyLong_Check(result.get())) return false;
-    value = PyLong_AsLong(result.get());
-    return !(value == -1 && PyErr_Occurred());
-}
-
-// A CUstream as the int torch gives it; false (no error set) when the call fails or returns something else.
-bool call_for_stream(PyObject* callable, PyObject* device_index, void*& stream) {
-    Owned result(PyObject_CallOneArg(callable, device_index));
-    if (!result || !PyLong_Check(result.get())) return false;
-    stream = PyLong_AsVoidPtr(result.get());
-    return !PyErr_Occurred();
-}
-
-// torch.empty_strided((rows, columns), (row_stride, 1), dtype=..., device=...), viewed in `logits`.
-Outcome allocate_logits(const TorchHooks& hooks, long device, std::int64_t rows, std::int64_t columns, DType dtype,
-                        Owned& out, TensorView& logits) {
-    const std::int64_t row_stride = logits_row_stride(columns, element_size_bytes(dtype));
-    logits.dtype = dtype;
-    logits.rank = 2;
-    logits.shape = {rows, columns, 0};
-    logits.strides = {row_stride, 1, 0};
-    if (hooks.reader != nullptr) {
-        out.reset(hooks.reader->empty(rows, columns, row_stride, static_cast<int>(dtype), device, &logits.data));
-        return out ? Outcome::done : Outcome::failed;  // failed: torch's own error (out of memory)
-    }
-    const Owned device_arg = device_object(hooks, device);
-    if (!device_arg) return Outcome::checked_path;
-    static PyObject* const keyword_names = Py_BuildValue("(ss)", "dtype", "device");
-    Owned sizes(Py_BuildValue("(LL)", static_cast<long long>(rows), static_cast<long long>(columns)));
-    Owned strides(Py_BuildValue("(Li)", static_cast<long long>(row_stride), 1));
-    if (!sizes || !strides || keyword_names == nullptr) return Outcome::failed;
-    PyObject* arguments[] = {nullptr, sizes.get(), strides.get(), dtype_object(hooks, dtype), device_arg.get()};
-    out.reset(PyObject_Vectorcall(hooks.empty_strided, arguments + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                  keyword_names));
-    if (!out) return Outcome::failed;  // e.g. out of memory: torch's own error, as an allocation in Python gives
-    return read_data_ptr(out.get(), logits.data) ? Outcome::done : Outcome::checked_path;
-}
-
-Outcome fill_report(PyObject* report, const DispatchReport& served) {
-    Owned kernel(PyUnicode_FromStringAndSize(served.kernel.data(), static_cast<Py_ssize_t>(served.kernel.size())));
-    Owned reason(PyUnicode_FromStringAndSize(served.reason.data(), static_cast<Py_ssize_t>(served.reason.size())));
-    if (!kernel || !reason || PyDict_SetItemString(report, "kernel", kernel.get()) < 0 ||
-        PyDict_SetItemString(report, "reason", reason.get()) < 0) {
-        return Outcome::failed;
-    }
-    return Outcome::done;
-}
-
 Outcome try_fast(const BoundCall& call, Owned& result) {
     TorchHooks hooks;
     Owned hooks_alive;
@@ -154,16 +91,8 @@ Outcome try_fast(const BoundCall& call, Owned& result) {
         PyErr_Clear();
         return Outcome::checked_path;
     }
-    Owned device_index(PyLong_FromLong(device));
-    long current_device = -1;
     void* stream = nullptr;
-    // NOTES: the library runs in the calling thread's current CUDA context; when that is not the
-    // tensors' device, the checked path switches to it for the call.
-    if (!device_index || !call_for_long(hooks.current_device, current_device) ||
-        current_device != device || !call_for_stream(hooks.current_raw_stream, device_index.get(), stream)) {
-        PyErr_Clear();
-        return Outcome::checked_path;
-    }
+    if (!current_stream_of(hooks, device, stream)) return Outcome::checked_path;
 
     Owned out;
     if (call.out == Py_None) {

@@ -16,4 +16,5 @@ PYBIND11_MODULE(_mqajit, module) {
     mqajit::python::bind_tuning(module);
     mqajit::python::bind_torch_hooks(module);
     mqajit::python::bind_fast_call(module);
+    mqajit::python::bind_paged_fast_call(module);
 }

@@ -45,7 +45,7 @@ bool read_dims(PyObject* sequence, int& rank, std::array<std::int64_t, TensorVie
     return true;
 }
 
-bool read_tensor(const TorchHooks& hooks, PyObject* object, CudaTensor& tensor) {
+bool read_tensor(const TorchHooks& hooks, PyObject* object, CudaTensor& tensor, bool allow_uint8) {
     const Names& name = names();
     Owned is_cuda(PyObject_GetAttr(object, name.is_cuda));
     if (!is_cuda || PyObject_IsTrue(is_cuda.get()) != 1) return false;
@@ -56,7 +56,8 @@ bool read_tensor(const TorchHooks& hooks, PyObject* object, CudaTensor& tensor) 
 
     Owned dtype(PyObject_GetAttr(object, name.dtype));
     if (!dtype) return false;
-    const std::optional<DType> known = dtype_of(hooks, dtype.get());
+    const std::optional<DType> known =
+        allow_uint8 && dtype.get() == hooks.uint8 && hooks.uint8 != Py_None ? DType::uint8 : dtype_of(hooks, dtype.get());
     if (!known) return false;
     tensor.view.dtype = *known;
 
@@ -70,22 +71,23 @@ bool read_tensor(const TorchHooks& hooks, PyObject* object, CudaTensor& tensor) 
     return read_data_ptr(object, tensor.view.data);
 }
 
-bool read_with_torch(const TorchReader& reader, PyObject* object, CudaTensor& tensor) {
+bool read_with_torch(const TorchReader& reader, PyObject* object, CudaTensor& tensor, bool allow_uint8) {
     int dtype = 0;
     if (reader.read(object, TensorView::kMaxRank, &tensor.view.data, &dtype, &tensor.view.rank,
                     tensor.view.shape.data(), tensor.view.strides.data(), &tensor.device) != 1) {
         return false;
     }
+    if (dtype == static_cast<int>(DType::uint8) && !allow_uint8) return false;
     tensor.view.dtype = static_cast<DType>(dtype);
     return true;
 }
 
 }  // namespace
 
-bool read_cuda_tensor(const TorchHooks& hooks, PyObject* object, CudaTensor& tensor) {
+bool read_cuda_tensor(const TorchHooks& hooks, PyObject* object, CudaTensor& tensor, bool allow_uint8) {
     if (object == Py_None) return false;
-    if (hooks.reader != nullptr && read_with_torch(*hooks.reader, object, tensor)) return true;
-    if (read_tensor(hooks, object, tensor)) return true;
+    if (hooks.reader != nullptr && read_with_torch(*hooks.reader, object, tensor, allow_uint8)) return true;
+    if (read_tensor(hooks, object, tensor, allow_uint8)) return true;
     PyErr_Clear();
     return false;
 }

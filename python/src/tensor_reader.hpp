@@ -21,7 +21,9 @@ struct CudaTensor {
 // a tensor, on another kind of device, an unknown dtype): the caller then takes the checked path,
 // which raises the message that says what is wrong. Sizes, strides and alignment are the library's
 // to check.
-bool read_cuda_tensor(const TorchHooks& hooks, PyObject* object, CudaTensor& tensor);
+// `allow_uint8`: a uint8 tensor is read too (the paged KV cache); elsewhere uint8 goes to the
+// checked path, which names it as packed FP4.
+bool read_cuda_tensor(const TorchHooks& hooks, PyObject* object, CudaTensor& tensor, bool allow_uint8 = false);
 
 // data_ptr() alone, for a tensor whose shape and strides the caller made; false (no error set) on failure.
 bool read_data_ptr(PyObject* object, void*& data);

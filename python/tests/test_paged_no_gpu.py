@@ -3,9 +3,9 @@ wrappers with fake tensors (allocation, defaults, DeepGEMM's call form), and wha
 missing driver. Run with pytest, or as a plain script."""
 
 import mqajit
-from mqajit import _mqajit
+from mqajit import _mqajit, _paged
 
-from fake_torch import CPU, CUDA0, FLOAT32, FLOAT8, INT32, UINT8, FakeTensor, FakeTorch
+from fake_torch import CPU, CUDA0, CUDA1, FLOAT32, FLOAT8, INT32, UINT8, FakeTensor, FakeTorch
 from helpers import expect_error, main, skip
 
 # B = 3 requests of next_n = 2 tokens, DeepSeek-V3.2's H = 64, D = 128, 10 blocks of 64 tokens.
@@ -96,6 +96,100 @@ def test_the_torch_wrapper_says_what_is_missing_or_misplaced():
     expect_error(ValueError, lambda: mqajit.paged_mqa_logits(**fake_problem(), max_context_len=-1), "max_context_len")
     expect_error(ValueError, lambda: mqajit.get_paged_mqa_logits_metadata(FakeTensor(INT32, (B,)), 0, 132),
                  "block_kv is 0")
+
+
+class PagedCheckedPathSpy:
+    """Counts the calls _paged_fast_call hands to the checked path (_paged._call)."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __enter__(self):
+        def checked(*args):
+            self.calls += 1
+            return _paged._call(*args)
+
+        _mqajit._set_paged_checked_path(checked)
+        return self
+
+    def __exit__(self, *exc):
+        _mqajit._set_paged_checked_path(_paged._call)
+
+
+def outcome_of(call):
+    """(type name, message, kind) of what the call raised."""
+    try:
+        call()
+    except Exception as error:  # the type is compared too
+        return type(error).__name__, str(error), getattr(error, "kind", None)
+    raise AssertionError("no error raised")
+
+
+def test_a_valid_call_takes_the_fast_path_reads_the_uint8_cache_and_reaches_the_missing_driver():
+    no_gpu()
+    torch = FakeTorch().install()
+    for function in (mqajit.paged_mqa_logits, mqajit.paged_mqa_logits_reference):
+        torch.allocations.clear()
+        with PagedCheckedPathSpy() as spy:
+            error = expect_error(RuntimeError, lambda: function(**fake_problem(), max_context_len=MAX_CONTEXT))
+        assert error.kind not in ("invalid argument", "unsupported"), error
+        assert spy.calls == 0, function
+        assert torch.allocations == [((B * NEXT_N, MAX_CONTEXT), (256, 1), FLOAT32, CUDA0)]
+    out = FakeTensor(FLOAT32, (B * NEXT_N, MAX_CONTEXT), (MAX_CONTEXT + 6, 1))
+    torch.allocations.clear()
+    with PagedCheckedPathSpy() as spy:
+        expect_error(RuntimeError, lambda: mqajit.paged_mqa_logits(**fake_problem(), max_context_len=MAX_CONTEXT,
+                                                                   out=out, report={}))
+    assert spy.calls == 0 and torch.allocations == []
+
+
+# Each bad argument, and the fragment of the library's message that names it: the fast path's
+# ValueError is the checked path's.
+PAGED_LIBRARY_REJECTS = [
+    (dict(weights=FakeTensor(FLOAT32, (B, H))), "B * next_n from q"),
+    (dict(kv_cache=FakeTensor(UINT8, (BLOCKS, BLOCK_KV, 1, D))), "D + 4"),
+    (dict(block_table=FakeTensor(INT32, (B, 3))), "block_table"),
+    (dict(context_lens=FakeTensor(INT32, (B, 3))), "next_n from q"),
+    (dict(kv_cache=FakeTensor(FLOAT8, (BLOCKS, BLOCK_KV, 1, D + 4))), "uint8"),
+    (dict(q=FakeTensor(FLOAT32, (B, NEXT_N, H, D))), "q"),
+]
+
+
+def test_the_library_checks_every_fast_paged_call_with_the_checked_paths_messages():
+    FakeTorch().install()
+    for changes, fragment in PAGED_LIBRARY_REJECTS:
+        problem = fake_problem(**changes)
+        with PagedCheckedPathSpy() as spy:
+            fast = outcome_of(lambda: mqajit.paged_mqa_logits(**problem, max_context_len=MAX_CONTEXT))
+        checked = outcome_of(lambda: _paged._call("paged_mqa_logits", *problem.values(), MAX_CONTEXT, False, None,
+                                                  None, None, False))
+        assert spy.calls == 0 and fast == checked, (changes, fast, checked)
+        assert fast[0] == "ValueError" and fragment in fast[1], (fragment, fast)
+
+
+def test_unusual_paged_calls_go_to_the_checked_path_which_says_what_is_wrong():
+    FakeTorch().install()
+    handed_over = [
+        (dict(q=None), {}, "q is None"),
+        (dict(block_table=object()), {}, "block_table is not a torch tensor"),
+        (dict(context_lens=FakeTensor(INT32, (B,), device=CPU)), {}, "context_lens is on cpu"),
+        (dict(weights=FakeTensor(FLOAT32, (B * NEXT_N, H), device=CUDA1)), {}, "weights is on cuda:1 but q is on cuda:0"),
+        ({}, dict(max_context_len=-1), "max_context_len is -1"),
+        ({}, dict(out=FakeTensor(FLOAT32, (B * NEXT_N, MAX_CONTEXT), device=CUDA1)), "paged_out is on cuda:1"),
+    ]
+    for changes, keywords, fragment in handed_over:
+        arguments = dict(fake_problem(**changes), max_context_len=MAX_CONTEXT)
+        arguments.update(keywords)
+        with PagedCheckedPathSpy() as spy:
+            expect_error(ValueError, lambda: mqajit.paged_mqa_logits(**arguments), fragment)
+        assert spy.calls == 1, (changes, keywords)
+    for unusual in (dict(report=[]), dict(variant=7), dict(max_context_len=float(MAX_CONTEXT))):
+        arguments = dict(fake_problem(), max_context_len=MAX_CONTEXT)
+        arguments.update(unusual)
+        with PagedCheckedPathSpy() as spy:
+            outcome_of(lambda: mqajit.paged_mqa_logits(**arguments))
+        assert spy.calls == 1, unusual
+    expect_error(TypeError, lambda: _mqajit._paged_fast_call("paged_mqa_logits"), "12 positional arguments")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ bool dtype_of(c10::ScalarType type, DType& dtype) {
         case c10::ScalarType::Float: dtype = DType::float32; return true;
         case c10::ScalarType::Int: dtype = DType::int32; return true;
         case c10::ScalarType::BFloat16: dtype = DType::bfloat16; return true;
+        case c10::ScalarType::Byte: dtype = DType::uint8; return true;  // the paged KV cache
         default: return false;
     }
 }

@@ -3,7 +3,6 @@
 #include <atomic>
 #include <climits>
 #include <cstdint>
-#include <exception>
 #include <string>
 
 #include "mqajit/mqa_logits.hpp"
@@ -123,8 +122,7 @@ Outcome try_fast(const BoundCall& call, Owned& result) {
         result = std::move(out);
         return Outcome::done;
     }
-    try {
-        const GilReleased released;
+    const Outcome ran = run_without_gil([&] {
         if (call.reference) {
             mqa_logits_reference(q, tensors[1].view, tensors[2].view, tensors[3].view, tensors[4].view,
                                  tensors[5].view, tensors[6].view, options.clean_logits, options.stream,
@@ -133,13 +131,8 @@ Outcome try_fast(const BoundCall& call, Owned& result) {
             mqa_logits(q, tensors[1].view, tensors[2].view, tensors[3].view, tensors[4].view, tensors[5].view,
                        tensors[6].view, options);
         }
-    } catch (const Error& error) {
-        raise_python_error(error);
-        return Outcome::failed;
-    } catch (const std::exception& error) {
-        PyErr_SetString(PyExc_RuntimeError, error.what());
-        return Outcome::failed;
-    }
+    });
+    if (ran != Outcome::done) return ran;
     if (want_report && fill_report(call.report, served) != Outcome::done) return Outcome::failed;
     result = std::move(out);
     return Outcome::done;

@@ -6,9 +6,11 @@
 #include <Python.h>
 
 #include <cstdint>
+#include <exception>
 
 #include "mqajit/mqa_logits.hpp"
 #include "mqajit/tensor.hpp"
+#include "python/src/bindings.hpp"
 #include "python/src/owned.hpp"
 #include "python/src/torch_hooks.hpp"
 
@@ -28,6 +30,23 @@ public:
 private:
     PyThreadState* state_;
 };
+
+// Runs `library_call` with the GIL released; an mqajit::Error becomes the Python exception of its
+// kind, anything else a RuntimeError (Outcome::failed, the error set).
+template <class LibraryCall>
+Outcome run_without_gil(LibraryCall&& library_call) {
+    try {
+        const GilReleased released;
+        library_call();
+    } catch (const Error& error) {
+        raise_python_error(error);
+        return Outcome::failed;
+    } catch (const std::exception& error) {
+        PyErr_SetString(PyExc_RuntimeError, error.what());
+        return Outcome::failed;
+    }
+    return Outcome::done;
+}
 
 // The current CUstream of `device` when that is the calling thread's current CUDA device; false,
 // with no Python error set, otherwise (the checked path then switches devices for the call).

@@ -9,7 +9,6 @@
 #include <pybind11/pybind11.h>
 
 #include <climits>
-#include <exception>
 #include <string>
 
 #include "mqajit/paged_mqa_logits.hpp"
@@ -121,23 +120,17 @@ Outcome try_fast(PyObject* const* args, Owned& result) {
                                         .variant = std::move(scalars.variant),
                                         .num_sms = num_sms_setting(),
                                         .report = want_report ? &served : nullptr};
-    try {
-        const GilReleased released;
-        const TensorView &q = tensors[0].view, &kv_cache = tensors[1].view, &weights = tensors[2].view,
-                         &context_lens = tensors[3].view, &block_table = tensors[4].view;
+    const TensorView &q = tensors[0].view, &kv_cache = tensors[1].view, &weights = tensors[2].view,
+                     &context_lens = tensors[3].view, &block_table = tensors[4].view;
+    const Outcome ran = run_without_gil([&] {
         if (scalars.reference) {
             paged_mqa_logits_reference(q, kv_cache, weights, context_lens, block_table, logits, options.clean_logits,
                                        options.stream);
         } else {
             paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, logits, options);
         }
-    } catch (const Error& error) {
-        raise_python_error(error);
-        return Outcome::failed;
-    } catch (const std::exception& error) {
-        PyErr_SetString(PyExc_RuntimeError, error.what());
-        return Outcome::failed;
-    }
+    });
+    if (ran != Outcome::done) return ran;
     if (want_report && fill_report(args[kReport], served) != Outcome::done) return Outcome::failed;
     result = std::move(out);
     return Outcome::done;

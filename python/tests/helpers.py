@@ -34,6 +34,15 @@ def expect_error(error_type, call, *fragments):
     raise AssertionError(f"no {error_type.__name__} was raised")
 
 
+def message_of(call):
+    """(type name, message, kind) of the exception `call` raises; fails when it raises none."""
+    try:
+        call()
+    except Exception as error:  # the type is compared too
+        return type(error).__name__, str(error), getattr(error, "kind", None)
+    raise AssertionError("no error raised")
+
+
 def run_as_script(test_globals):
     """Runs every test_* function of a module, reports each, and returns the exit status."""
     failures = 0

@@ -7,7 +7,7 @@ from mqajit import _arguments, _checked, _mqajit, _torch_hooks
 
 from fake_torch import (BFLOAT16, CPU, CUDA0, CUDA1, D, FLOAT16, FLOAT32, FLOAT8, H, INT32, INT8, N, S, FakeTensor,
                         FakeTorch, problem)
-from helpers import expect_error, main, skip
+from helpers import expect_error, main, message_of, skip
 
 ROW_STRIDE = 128  # N = 100 float32 columns, rows padded to a multiple of 128 bytes
 
@@ -58,14 +58,6 @@ def reaches_the_missing_driver(call):
     except ValueError as error:
         raise AssertionError(f"the call was rejected: {error}") from None
     raise AssertionError("the call succeeded without a GPU")
-
-
-def message_of(call):
-    try:
-        call()
-    except Exception as error:  # the type is compared too
-        return type(error).__name__, str(error), getattr(error, "kind", None)
-    raise AssertionError("no error raised")
 
 
 def test_a_valid_call_takes_the_fast_path_allocates_padded_rows_and_reaches_the_library():

@@ -6,7 +6,7 @@ import mqajit
 from mqajit import _mqajit, _paged
 
 from fake_torch import CPU, CUDA0, CUDA1, FLOAT32, FLOAT8, INT32, UINT8, FakeTensor, FakeTorch
-from helpers import expect_error, main, skip
+from helpers import expect_error, main, message_of, skip
 
 # B = 3 requests of next_n = 2 tokens, DeepSeek-V3.2's H = 64, D = 128, 10 blocks of 64 tokens.
 B, NEXT_N, H, D, BLOCK_KV, BLOCKS, MAX_BLOCKS = 3, 2, 64, 128, 64, 10, 4
@@ -116,15 +116,6 @@ class PagedCheckedPathSpy:
         _mqajit._set_paged_checked_path(_paged._call)
 
 
-def outcome_of(call):
-    """(type name, message, kind) of what the call raised."""
-    try:
-        call()
-    except Exception as error:  # the type is compared too
-        return type(error).__name__, str(error), getattr(error, "kind", None)
-    raise AssertionError("no error raised")
-
-
 def test_a_valid_call_takes_the_fast_path_reads_the_uint8_cache_and_reaches_the_missing_driver():
     no_gpu()
     torch = FakeTorch().install()
@@ -160,8 +151,8 @@ def test_the_library_checks_every_fast_paged_call_with_the_checked_paths_message
     for changes, fragment in PAGED_LIBRARY_REJECTS:
         problem = fake_problem(**changes)
         with PagedCheckedPathSpy() as spy:
-            fast = outcome_of(lambda: mqajit.paged_mqa_logits(**problem, max_context_len=MAX_CONTEXT))
-        checked = outcome_of(lambda: _paged._call("paged_mqa_logits", *problem.values(), MAX_CONTEXT, False, None,
+            fast = message_of(lambda: mqajit.paged_mqa_logits(**problem, max_context_len=MAX_CONTEXT))
+        checked = message_of(lambda: _paged._call("paged_mqa_logits", *problem.values(), MAX_CONTEXT, False, None,
                                                   None, None, False))
         assert spy.calls == 0 and fast == checked, (changes, fast, checked)
         assert fast[0] == "ValueError" and fragment in fast[1], (fragment, fast)
@@ -187,7 +178,7 @@ def test_unusual_paged_calls_go_to_the_checked_path_which_says_what_is_wrong():
         arguments = dict(fake_problem(), max_context_len=MAX_CONTEXT)
         arguments.update(unusual)
         with PagedCheckedPathSpy() as spy:
-            outcome_of(lambda: mqajit.paged_mqa_logits(**arguments))
+            message_of(lambda: mqajit.paged_mqa_logits(**arguments))
         assert spy.calls == 1, unusual
     expect_error(TypeError, lambda: _mqajit._paged_fast_call("paged_mqa_logits"), "12 positional arguments")
 

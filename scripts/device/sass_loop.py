@@ -9,7 +9,8 @@ before spending GPU time on timing them.
     scripts/device/sass_loop.py SASS_FILE KERNEL_NAME [--list] [--all]
 
 Only innermost such loops unless --all; --list prints every instruction of them with its stall and
-wait-barrier mask.
+wait-barrier mask. A warning follows a loop where eight or more relu FMNMX run back to back (the
+accumulators moved through the relu, a schedule that costs about 10% more stall cycles a tile).
 """
 
 import collections
@@ -84,6 +85,18 @@ def main():
         mix = collections.Counter(opcode(i["text"]) for i in body)
         print(f"loop {start:#x}-{end:#x}: {len(body)} instructions, static stalls "
               f"{sum(i['stall'] for i in body)} cycles; " + ", ".join(f"{k} {v}" for k, v in mix.most_common()))
+        run, longest, run_stalls = 0, 0, 0
+        for i in body:
+            run = run + 1 if opcode(i["text"]) == "FMNMX" else 0
+            longest = max(longest, run)
+        for index in range(len(body)):
+            window = body[max(0, index - 7):index + 1]
+            if len(window) == 8 and all(opcode(i["text"]) == "FMNMX" for i in window):
+                run_stalls += body[index]["stall"]
+        if longest >= 8:
+            print(f"  warning: {longest} relu FMNMX in a row ({run_stalls} stall cycles in such runs): ptxas is "
+                  "moving the accumulators through the relu instead of pairing each with its FFMA; schedule "
+                  "state live across the tile loop did this once (docs/kernels_sm90.md)")
         if "--list" in sys.argv[3:]:
             for i in body:
                 print(f"  {i['address']:05x} stall {i['stall']:2} wait {i['wait_mask']:02x}  {i['text']}")

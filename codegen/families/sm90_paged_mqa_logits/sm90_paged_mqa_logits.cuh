@@ -116,7 +116,7 @@ struct Run {
 // totals give every slice its first block (two barriers where a scan over the whole block took two
 // per step), and the thread whose slice holds this CTA's first block finds the exact request.
 template <class C>
-__device__ __forceinline__ Run locate_run(const PagedMqaLogitsParams& p, int* scratch) {
+__device__ __forceinline__ Run locate_run(const PagedMqaLogitsParams& p, int* scratch, bool& found_here) {
     constexpr int kWarps = C::kThreads / 32;
     int* warp_totals = scratch;
     Run* run = reinterpret_cast<Run*>(scratch + C::kThreads);
@@ -153,6 +153,7 @@ __device__ __forceinline__ Run locate_run(const PagedMqaLogitsParams& p, int* sc
             const int blocks = request_blocks<C::kBlockKv>(p, b);
             if (begin < position + blocks) {
                 *run = Run{b, static_cast<int>(begin - position), static_cast<int>(end - begin)};
+                found_here = true;
                 break;
             }
             position += blocks;
@@ -219,9 +220,27 @@ __device__ __forceinline__ SharedLayout carve_shared(unsigned char* raw) {
     return layout;
 }
 
+// The run's first Q and first cache block (Q buffer 0, stage 0), issued by the thread that found the
+// run as soon as the scan ends; produce() skips both.
+// NOTES: a CTA with few blocks is a chain of dependent reads, and the producer warp reached its own
+// first loads about 1,600 cycles after the scan (H200, batch 1: code no warp had run yet), before
+// the block table's read and the keys' ~1,100-cycle TMA (docs/PERFORMANCE.md, 2026-12-04).
+template <class C>
+__device__ __forceinline__ void issue_first_loads(const PagedMqaLogitsParams& p, const SharedLayout& smem,
+                                                  const Run& run) {
+    using namespace mqa_sm90;
+    barrier_arrive_expect_bytes(smem.q_full, C::kQBufferBytes);
+    tma_load_3d(smem.q_tiles, &p.tma_q, smem.q_full, 0, 0, run.request);
+    const int cache_block = p.block_table[static_cast<long long>(run.request) * p.block_table_stride + run.block];
+    barrier_arrive_expect_bytes(smem.kv_full, C::kKeyStageBytes + C::kScaleStageBytes);
+    tma_load_3d(smem.key_tiles, &p.tma_keys, smem.kv_full, 0, 0, cache_block);
+    tma_load_2d(smem.scales, &p.tma_scales, smem.kv_full, 0, cache_block);
+}
+
 // Warp `producer` of warpgroup 0 feeds math warpgroup `producer`: its lanes read 32 block-table
 // entries at a time, lane 0 issues the loads of the blocks that warpgroup takes (every W-th), in the
-// order it consumes them. Producer 0 also loads each request's Q.
+// order it consumes them. Producer 0 also loads each request's Q. The run's first Q and first
+// block are issue_first_loads()'s.
 template <class C>
 __device__ __forceinline__ void produce(const PagedMqaLogitsParams& p, const SharedLayout& smem, Run run,
                                         int producer) {
@@ -236,7 +255,7 @@ __device__ __forceinline__ void produce(const PagedMqaLogitsParams& p, const Sha
     RunWalker<C::kBlockKv> walker{run};
     Segment segment;
     while (walker.next(p, segment)) {
-        if (producer == 0 && lane == 0) {
+        if (producer == 0 && lane == 0 && q_counter != 0) {
             const u32 q_buffer = q_counter % C::kQBuffers;
             barrier_wait(smem.q_empty + q_buffer, ((q_counter / C::kQBuffers) & 1) ^ 1);
             barrier_arrive_expect_bytes(smem.q_full + q_buffer, C::kQBufferBytes);
@@ -251,7 +270,7 @@ __device__ __forceinline__ void produce(const PagedMqaLogitsParams& p, const Sha
             for (int i = 0; i < count; ++i, ++tile_counter) {
                 if (static_cast<int>(tile_counter % C::kMathGroups) != producer) continue;  // warp-uniform
                 const int cache_block = __shfl_sync(0xffffffffu, entry, i);
-                if (lane == 0) {
+                if (lane == 0 && tile_counter != 0) {
                     const u32 stage = tile_counter % C::kStages;
                     barrier_wait(smem.kv_empty + stage, ((tile_counter / C::kStages) & 1) ^ 1);
                     barrier_arrive_expect_bytes(smem.kv_full + stage, C::kKeyStageBytes + C::kScaleStageBytes);
@@ -467,7 +486,9 @@ __device__ __forceinline__ void sm90_paged_mqa_logits_body(const PagedMqaLogitsP
         }
         fence_barrier_init();
     }
-    const Run run = locate_run<C>(p, smem.schedule);  // its __syncthreads also publish the barriers
+    bool found_run = false;
+    const Run run = locate_run<C>(p, smem.schedule, found_run);  // its __syncthreads also publish the barriers
+    if (found_run) issue_first_loads<C>(p, smem, run);
 
     // NOTES: warp-uniform, measured on the H200 (2026-12-03): 8-9% faster at next_n=4 H=64, 2% slower
     // at next_n=2 H=64, neutral at H=32.

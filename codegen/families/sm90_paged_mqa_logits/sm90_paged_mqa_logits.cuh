@@ -220,6 +220,25 @@ __device__ __forceinline__ SharedLayout carve_shared(unsigned char* raw) {
     return layout;
 }
 
+// Q of `request` into Q buffer `q_buffer`.
+template <class C>
+__device__ __forceinline__ void load_q(const PagedMqaLogitsParams& p, const SharedLayout& smem, u32 q_buffer,
+                                       int request) {
+    mqa_sm90::barrier_arrive_expect_bytes(smem.q_full + q_buffer, C::kQBufferBytes);
+    mqa_sm90::tma_load_3d(smem.q_tiles + q_buffer * C::kQBufferBytes, &p.tma_q, smem.q_full + q_buffer, 0, 0, request);
+}
+
+// The keys and scales of cache block `cache_block` into stage `stage`.
+// NOTES: a block index outside the cache reads as zeros (TMA bounds), never faults.
+template <class C>
+__device__ __forceinline__ void load_block(const PagedMqaLogitsParams& p, const SharedLayout& smem, u32 stage,
+                                           int cache_block) {
+    using namespace mqa_sm90;
+    barrier_arrive_expect_bytes(smem.kv_full + stage, C::kKeyStageBytes + C::kScaleStageBytes);
+    tma_load_3d(smem.key_tiles + stage * C::kKeyStageBytes, &p.tma_keys, smem.kv_full + stage, 0, 0, cache_block);
+    tma_load_2d(smem.scales + stage * C::kBlockKv, &p.tma_scales, smem.kv_full + stage, 0, cache_block);
+}
+
 // The run's first Q and first cache block (Q buffer 0, stage 0), issued by the thread that found the
 // run as soon as the scan ends; produce() skips both.
 // NOTES: a CTA with few blocks is a chain of dependent reads, and the producer warp reached its own
@@ -228,13 +247,8 @@ __device__ __forceinline__ SharedLayout carve_shared(unsigned char* raw) {
 template <class C>
 __device__ __forceinline__ void issue_first_loads(const PagedMqaLogitsParams& p, const SharedLayout& smem,
                                                   const Run& run) {
-    using namespace mqa_sm90;
-    barrier_arrive_expect_bytes(smem.q_full, C::kQBufferBytes);
-    tma_load_3d(smem.q_tiles, &p.tma_q, smem.q_full, 0, 0, run.request);
-    const int cache_block = p.block_table[static_cast<long long>(run.request) * p.block_table_stride + run.block];
-    barrier_arrive_expect_bytes(smem.kv_full, C::kKeyStageBytes + C::kScaleStageBytes);
-    tma_load_3d(smem.key_tiles, &p.tma_keys, smem.kv_full, 0, 0, cache_block);
-    tma_load_2d(smem.scales, &p.tma_scales, smem.kv_full, 0, cache_block);
+    load_q<C>(p, smem, 0, run.request);
+    load_block<C>(p, smem, 0, p.block_table[static_cast<long long>(run.request) * p.block_table_stride + run.block]);
 }
 
 // Warp `producer` of warpgroup 0 feeds math warpgroup `producer`: its lanes read 32 block-table
@@ -258,9 +272,7 @@ __device__ __forceinline__ void produce(const PagedMqaLogitsParams& p, const Sha
         if (producer == 0 && lane == 0 && q_counter != 0) {
             const u32 q_buffer = q_counter % C::kQBuffers;
             barrier_wait(smem.q_empty + q_buffer, ((q_counter / C::kQBuffers) & 1) ^ 1);
-            barrier_arrive_expect_bytes(smem.q_full + q_buffer, C::kQBufferBytes);
-            tma_load_3d(smem.q_tiles + q_buffer * C::kQBufferBytes, &p.tma_q, smem.q_full + q_buffer, 0, 0,
-                        segment.request);
+            load_q<C>(p, smem, q_buffer, segment.request);
         }
         ++q_counter;
         const int* table = p.block_table + static_cast<long long>(segment.request) * p.block_table_stride;
@@ -273,12 +285,7 @@ __device__ __forceinline__ void produce(const PagedMqaLogitsParams& p, const Sha
                 if (lane == 0 && tile_counter != 0) {
                     const u32 stage = tile_counter % C::kStages;
                     barrier_wait(smem.kv_empty + stage, ((tile_counter / C::kStages) & 1) ^ 1);
-                    barrier_arrive_expect_bytes(smem.kv_full + stage, C::kKeyStageBytes + C::kScaleStageBytes);
-                    // NOTES: a block index outside the cache reads as zeros (TMA bounds), never faults.
-                    tma_load_3d(smem.key_tiles + stage * C::kKeyStageBytes, &p.tma_keys, smem.kv_full + stage, 0, 0,
-                                cache_block);
-                    tma_load_2d(smem.scales + stage * C::kBlockKv, &p.tma_scales, smem.kv_full + stage, 0,
-                                cache_block);
+                    load_block<C>(p, smem, stage, cache_block);
                 }
             }
         }

@@ -89,10 +89,8 @@ def main():
         for i in body:
             run = run + 1 if opcode(i["text"]) == "FMNMX" else 0
             longest = max(longest, run)
-        for index in range(len(body)):
-            window = body[max(0, index - 7):index + 1]
-            if len(window) == 8 and all(opcode(i["text"]) == "FMNMX" for i in window):
-                run_stalls += body[index]["stall"]
+            if run >= 8:
+                run_stalls += i["stall"]
         if longest >= 8:
             print(f"  warning: {longest} relu FMNMX in a row ({run_stalls} stall cycles in such runs): ptxas is "
                   "moving the accumulators through the relu instead of pairing each with its FFMA; schedule "

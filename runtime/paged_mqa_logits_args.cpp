@@ -1,5 +1,6 @@
 #include "runtime/paged_mqa_logits_args.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <utility>
 
@@ -83,6 +84,12 @@ PagedMqaLogitsArgs make_paged_mqa_logits_args(const TensorView& q, const TensorV
     MQAJIT_CHECK(b * next_n * logits.stride(0) < (std::int64_t{1} << 62), "logits is too large to index");
     MQAJIT_CHECK(max_context_len <= kMaxIndex && b * next_n <= kMaxIndex,
                  "logits is {}: at most {} rows and columns (int32 indices)", logits.describe(), kMaxIndex);
+    // The kernels schedule the cache blocks of all requests with 32-bit counts.
+    const std::int64_t blocks_bound = b * std::max<std::int64_t>(1, (max_context_len + block_kv - 1) / block_kv);
+    MQAJIT_CHECK(blocks_bound <= kMaxIndex,
+                 "B = {} requests of up to max_context_len = {} keys need up to {} cache blocks; at most {} per call: "
+                 "split the batch",
+                 b, max_context_len, blocks_bound, kMaxIndex);
 
     PagedMqaLogitsArgs args;
     args.shape = PagedProblemShape{.batch = static_cast<int>(b),

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "mqajit/error.hpp"
@@ -165,4 +166,25 @@ TEST_CASE("paged_mqa_logits args: bad input is rejected with a message naming th
     a = Args{};
     a.block_table.data = nullptr;
     CHECK(rejected(a, "block_table is a null pointer"));
+}
+
+TEST_CASE("paged_mqa_logits args: a call whose cache blocks would overflow the kernel's 32-bit schedule is rejected") {
+    // 65536 requests of up to 2^21 + 1 keys: 65536 x 32769 blocks of 64 tokens, just past 2^31 - 1.
+    constexpr std::int64_t batch = 65536, max_context_len = (std::int64_t{1} << 21) + 1, blocks = 32769;
+    Args a;
+    a.q = TensorView::contiguous(fake(1), DType::float8_e4m3, {batch, 1, 64, 128});
+    a.weights = TensorView::contiguous(fake(3), DType::float32, {batch, 64});
+    a.context_lens = TensorView::contiguous(fake(4), DType::int32, {batch});
+    a.block_table = TensorView::contiguous(fake(5), DType::int32, {batch, blocks});
+    a.logits = TensorView::contiguous(fake(6), DType::float32, {batch, max_context_len});
+    CHECK(rejected(a, "need up to 2147549184 cache blocks"));
+
+    a.logits = TensorView::contiguous(fake(6), DType::float32, {batch, max_context_len - 1});  // 2^31 blocks exactly
+    CHECK(rejected(a, "split the batch"));
+    a.logits = TensorView::contiguous(fake(6), DType::float32, {batch / 2, max_context_len - 1});
+    a.q = TensorView::contiguous(fake(1), DType::float8_e4m3, {batch / 2, 1, 64, 128});
+    a.weights = TensorView::contiguous(fake(3), DType::float32, {batch / 2, 64});
+    a.context_lens = TensorView::contiguous(fake(4), DType::int32, {batch / 2});
+    a.block_table = TensorView::contiguous(fake(5), DType::int32, {batch / 2, blocks});
+    CHECK(error_of(a).empty());
 }

@@ -5,10 +5,8 @@
 // head-sum / scale epilogue runs in registers. Variant `pwgmma64x<N>x32_bkv<B>_r<next_n>_w<W>_lds<S>`
 // instantiates PagedConfig<H, D, B, next_n, W, S>.
 //
-// Work: the cache blocks every request needs (by its context length, read on the device) are laid
-// end to end and each CTA of the grid takes an equal run of them, which may span requests. The
-// CTA finds where its run starts with a block-wide scan over the context lengths, so the schedule
-// needs no host step and no device memory of its own: a captured graph replays with new lengths.
+// Work: each CTA of the grid takes an equal run of the cache blocks all requests need, found on the
+// device at every launch (sm90_paged_schedule.cuh).
 // Block: warps 0..W-1 are producers, one per math warpgroup (its lanes read the block table, lane 0
 // issues the loads of its warpgroup's stages; warp 0 also loads Q); warpgroups 1..W do math and
 // take the run's blocks in turn. A producer per warpgroup keeps each stage ring independent: a
@@ -16,6 +14,7 @@
 
 #include "paged_mqa_logits_params.cuh"
 #include "sm90_epilogue.cuh"
+#include "sm90_paged_schedule.cuh"
 #include "sm90_primitives.cuh"
 #include "sm90_wgmma.cuh"
 
@@ -78,120 +77,6 @@ struct PagedConfig {
     static_assert(kMTiles * kN / 2 <= 128, "accumulators per thread must stay within 128 registers");
 };
 
-__device__ __forceinline__ int clamp_index(int value, int low, int high) {
-    return value < low ? low : (value > high ? high : value);
-}
-
-// How many keys token t of request b sees, within [0, max_context_len].
-__device__ __forceinline__ int visible_keys(const PagedMqaLogitsParams& p, int request, int token) {
-    const int keys = p.context_lens_2d
-                         ? p.context_lens[static_cast<long long>(request) * p.context_lens_stride + token]
-                         : p.context_lens[request] - p.next_n + token + 1;
-    return clamp_index(keys, 0, p.max_context_len);
-}
-
-// Cache blocks request b needs: those its last-seeing token reads. With clean_logits a request
-// that sees nothing still gets one (fully masked) block, whose CTA writes its -inf rows.
-template <int kBlockKv>
-__device__ __forceinline__ int request_blocks(const PagedMqaLogitsParams& p, int request) {
-    int keys = 0;
-    if (p.context_lens_2d) {
-        for (int t = 0; t < p.next_n; ++t) keys = max(keys, visible_keys(p, request, t));
-    } else {
-        keys = visible_keys(p, request, p.next_n - 1);
-    }
-    const int blocks = (keys + kBlockKv - 1) / kBlockKv;
-    return p.clean_logits && blocks == 0 ? 1 : blocks;
-}
-
-// A CTA's run of blocks: it starts at block `block` of request `request` and is `count` long.
-struct Run {
-    int request;
-    int block;
-    int count;
-};
-
-// NOTES: every thread of the CTA takes part (before the warpgroups split): thread i sums the block
-// counts of its slice of the requests, a shuffle scan inside each warp and a pass over the warp
-// totals give every slice its first block (two barriers where a scan over the whole block took two
-// per step), and the thread whose slice holds this CTA's first block finds the exact request.
-template <class C>
-__device__ __forceinline__ Run locate_run(const PagedMqaLogitsParams& p, int* scratch, bool& found_here) {
-    constexpr int kWarps = C::kThreads / 32;
-    int* warp_totals = scratch;
-    Run* run = reinterpret_cast<Run*>(scratch + C::kThreads);
-    const int thread = threadIdx.x;
-    const int lane = thread % 32;
-    const int warp = thread / 32;
-    const int per_thread = (p.batch + C::kThreads - 1) / C::kThreads;
-    const int first = min(p.batch, thread * per_thread);
-    const int last = min(p.batch, first + per_thread);
-    int local = 0;
-    for (int b = first; b < last; ++b) local += request_blocks<C::kBlockKv>(p, b);
-    int inclusive = local;
-#pragma unroll
-    for (int offset = 1; offset < 32; offset *= 2) {
-        const int add = __shfl_up_sync(0xffffffffu, inclusive, offset);
-        if (lane >= offset) inclusive += add;
-    }
-    if (lane == 31) warp_totals[warp] = inclusive;
-    if (thread == 0) *run = Run{p.batch, 0, 0};
-    __syncthreads();
-    long long before_warp = 0, total = 0;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-        const int count = warp_totals[w];
-        before_warp += w < warp ? count : 0;
-        total += count;
-    }
-    const long long begin = total * blockIdx.x / gridDim.x;
-    const long long end = total * (blockIdx.x + 1) / gridDim.x;
-    const long long slice_begin = before_warp + inclusive - local;
-    if (begin < end && local > 0 && slice_begin <= begin && begin < slice_begin + local) {
-        long long position = slice_begin;
-        for (int b = first; b < last; ++b) {
-            const int blocks = request_blocks<C::kBlockKv>(p, b);
-            if (begin < position + blocks) {
-                *run = Run{b, static_cast<int>(begin - position), static_cast<int>(end - begin)};
-                found_here = true;
-                break;
-            }
-            position += blocks;
-        }
-    }
-    __syncthreads();
-    return *run;
-}
-
-// The blocks of one request inside a CTA's run: [block_begin, block_end).
-struct Segment {
-    int request;
-    int block_begin;
-    int block_end;
-};
-
-// Walks a run request by request; producer and math warpgroups walk the same sequence.
-template <int kBlockKv>
-struct RunWalker {
-    Run left;
-
-    __device__ __forceinline__ bool next(const PagedMqaLogitsParams& p, Segment& segment) {
-        while (left.count > 0 && left.request < p.batch) {
-            const int blocks = request_blocks<kBlockKv>(p, left.request);
-            const int begin = left.block;
-            const int end = min(blocks, begin + left.count);
-            ++left.request;
-            left.block = 0;
-            if (begin < end) {
-                left.count -= end - begin;
-                segment = Segment{left.request - 1, begin, end};
-                return true;
-            }
-        }
-        return false;
-    }
-};
-
 struct SharedLayout {
     unsigned char* key_tiles;
     unsigned char* q_tiles;
@@ -239,34 +124,17 @@ __device__ __forceinline__ void load_block(const PagedMqaLogitsParams& p, const 
     tma_load_2d(smem.scales + stage * C::kBlockKv, &p.tma_scales, smem.kv_full + stage, 0, cache_block);
 }
 
-// The run's first Q and first cache block (Q buffer 0, stage 0), issued by the thread that found the
-// run as soon as the scan ends; produce() skips both.
-// NOTES: a CTA with few blocks is a chain of dependent reads, and the producer warp reached its own
-// first loads about 1,600 cycles after the scan (H200, batch 1: code no warp had run yet), before
-// the block table's read and the keys' ~1,100-cycle TMA (docs/PERFORMANCE.md, 2026-12-04).
-template <class C>
-__device__ __forceinline__ void issue_first_loads(const PagedMqaLogitsParams& p, const SharedLayout& smem,
-                                                  const Run& run) {
-    load_q<C>(p, smem, 0, run.request);
-    load_block<C>(p, smem, 0, p.block_table[static_cast<long long>(run.request) * p.block_table_stride + run.block]);
-}
-
 // Warp `producer` of warpgroup 0 feeds math warpgroup `producer`: its lanes read 32 block-table
 // entries at a time, lane 0 issues the loads of the blocks that warpgroup takes (every W-th), in the
 // order it consumes them. Producer 0 also loads each request's Q. The run's first Q and first
-// block are issue_first_loads()'s.
+// block are the scan's (sm90_paged_mqa_logits_body).
 template <class C>
 __device__ __forceinline__ void produce(const PagedMqaLogitsParams& p, const SharedLayout& smem, Run run,
                                         int producer) {
     using namespace mqa_sm90;
     const int lane = threadIdx.x % 32;
-    if (lane == 0) {
-        prefetch_tensor_map(&p.tma_q);
-        prefetch_tensor_map(&p.tma_keys);
-        prefetch_tensor_map(&p.tma_scales);
-    }
     u32 tile_counter = 0, q_counter = 0;
-    RunWalker<C::kBlockKv> walker{run};
+    RunWalker<C> walker{run};
     Segment segment;
     while (walker.next(p, segment)) {
         if (producer == 0 && lane == 0 && q_counter != 0) {
@@ -442,7 +310,7 @@ __device__ __forceinline__ void consume(const PagedMqaLogitsParams& p, const Sha
     float scale[C::kMTiles][2];
 
     u32 tile_counter = 0, q_counter = 0;
-    RunWalker<C::kBlockKv> walker{run};
+    RunWalker<C> walker{run};
     Segment segment;
     while (walker.next(p, segment)) {
         group.load_request(segment.request);
@@ -460,7 +328,7 @@ __device__ __forceinline__ void consume(const PagedMqaLogitsParams& p, const Sha
             group.epilogue(acc, scale, segment.block_begin + t);
         }
         tile_counter += blocks;
-        if (p.clean_logits && segment.block_end == request_blocks<C::kBlockKv>(p, segment.request))
+        if (p.clean_logits && segment.block_end == request_blocks<C>(p, segment.request, p.next_n))
             fill_tail<C>(p, segment.request, segment.block_end * C::kBlockKv, math_thread);
         __syncwarp();
         if (group.lane == 0) barrier_arrive(smem.q_empty + q_buffer);
@@ -482,7 +350,14 @@ __device__ __forceinline__ void sm90_paged_mqa_logits_body(const PagedMqaLogitsP
         p.next_n != C::kNextN || p.block_kv != C::kBlockKv)
         __trap();
     const SharedLayout smem = carve_shared<C>(raw_shared);
-    if (threadIdx.x == 0) {
+    const ScanSlice slice = count_slice_blocks<C>(p);
+    // NOTES: the last warp initializes the barriers: its scan slice is empty unless the batch nearly
+    // fills every slice, while thread 0 holds request 0, whose context length is on the path to the
+    // first loads.
+    if (threadIdx.x == C::kThreads - 32) {
+        prefetch_tensor_map(&p.tma_q);
+        prefetch_tensor_map(&p.tma_keys);
+        prefetch_tensor_map(&p.tma_scales);
         for (int s = 0; s < C::kStages; ++s) {
             barrier_init(smem.kv_full + s, 1);
             barrier_init(smem.kv_empty + s, 4);  // one arrival per warp of the consuming warpgroup
@@ -493,9 +368,19 @@ __device__ __forceinline__ void sm90_paged_mqa_logits_body(const PagedMqaLogitsP
         }
         fence_barrier_init();
     }
+    // The thread that finds the run issues its first Q and reads its first block-table entry before
+    // the scan's last barrier, then loads that block; produce() skips both.
+    // NOTES: a CTA with few blocks is a chain of dependent reads (context lengths, block table, keys),
+    // and code no warp has run yet lengthens it: the producer warp reached its own first loads about
+    // 1,600 cycles after the scan (H200, batch 1). docs/PERFORMANCE.md, 2026-12-04 and its evening.
     bool found_run = false;
-    const Run run = locate_run<C>(p, smem.schedule, found_run);  // its __syncthreads also publish the barriers
-    if (found_run) issue_first_loads<C>(p, smem, run);
+    int first_cache_block = 0;
+    const Run run = locate_run<C>(p, slice, smem.schedule, [&](const Run& found) {
+        found_run = true;
+        load_q<C>(p, smem, 0, found.request);
+        first_cache_block = block_table_entry(p, found.request, found.block);
+    });  // its __syncthreads also publish the barriers
+    if (found_run) load_block<C>(p, smem, 0, first_cache_block);
 
     // NOTES: warp-uniform, measured on the H200 (2026-12-03): 8-9% faster at next_n=4 H=64, 2% slower
     // at next_n=2 H=64, neutral at H=32.

@@ -232,6 +232,36 @@ TEST_CASE("candidate search: rejected candidates are never timed, slow probes ar
     CHECK(row.runner_up == "a");
 }
 
+TEST_CASE("candidate search: the baseline is kept over a variant that beats it by no more than --min-gain") {
+    auto search_with = [](double variant_us, double min_gain, std::vector<std::string>* lines) {
+        FakeSearch fake{.times = {{"baseline", 100}, {"a", variant_us}, {"b", 130}}};
+        return tools::search_candidates({"baseline", "a", "b"}, fake.search(), {.min_gain = min_gain},
+                                        [&](const std::string& line) { lines->push_back(line); });
+    };
+    std::vector<std::string> lines;
+    const tools::SearchOutcome close = search_with(99.5, 0.01, &lines);  // 0.5% less time: noise
+    CHECK(close.winner().kernel == "baseline");
+    CHECK(close.runner_up() == "a");
+    REQUIRE(close.ranked.size() == 3);
+    CHECK(close.candidates[close.ranked[2]].kernel == "b");
+    REQUIRE(lines.size() == 4);
+    CHECK(contains(lines[3], "baseline kept: a took 99.5 us against its 100.0 us, 0.50% less, not more than --min-gain 1%"));
+
+    lines.clear();
+    CHECK(search_with(50.0, 0.5, &lines).winner().kernel == "baseline");  // exactly the margin: still kept
+    CHECK(search_with(98.9, 0.01, &lines).winner().kernel == "a");
+    CHECK(search_with(99.5, 0.0, &lines).winner().kernel == "a");  // --min-gain 0: the fastest wins
+    CHECK(search_with(96.0, 0.05, &lines).winner().kernel == "baseline");
+    CHECK(tools::TuneSettings{}.min_gain == tools::kDefaultMinGain);
+    CHECK(tools::kDefaultMinGain == 0.01);
+
+    // Without a timed baseline (rejected) the fastest variant wins however close the others are.
+    FakeSearch no_baseline{.times = {{"a", 99.5}, {"c", 99.6}}, .failing = {"baseline"}};
+    const auto outcome = tools::search_candidates({"baseline", "a", "c"}, no_baseline.search(), {},
+                                                  [](const std::string&) {});
+    CHECK(outcome.winner().kernel == "a");
+}
+
 TEST_CASE("candidate search: an interrupt stops it incomplete, and a shape nothing passes is an error") {
     std::atomic<bool> interrupted{false};
     FakeSearch fake{.times = {{"baseline", 20}, {"a", 10}}};

@@ -70,6 +70,8 @@ TEST_CASE("tune json: a shape's row records every candidate and reads back as a 
     CHECK(row["tflops"].get<double>() == doctest::Approx(40.0));
     CHECK(row["runs"] == 50);
     CHECK(row["prune_factor"] == 1.5);
+    CHECK(row["min_gain"] == 0.01);
+    CHECK(row["reason"] == "fastest verified candidate");
     CHECK(row["variants_us"] == nlohmann::json{{kFast, 10.0}, {kSlow, 30.0}});  // no baseline, no rejected
     CHECK(row["pruned"] == nlohmann::json::array({kSlow}));
     REQUIRE(row["candidates"].size() == 4);
@@ -93,6 +95,17 @@ TEST_CASE("tune json: a shape's row records every candidate and reads back as a 
     CHECK(bench[0].probe_only == std::set<std::string>{kSlow});
     CHECK(*bench[0].time_of(kSlow) == 30.0);
     CHECK(!bench[0].time_of(kBad));
+}
+
+TEST_CASE("tune json: a baseline kept over a faster variant within --min-gain says so") {
+    tools::ShapeResult kept = shape_result(256, 4096, kFast, 39.8, kSlow, 90.0);
+    kept.row.backend = "baseline";
+    kept.row.variant = "baseline";
+    kept.row.us = 40.0;
+    CHECK(tools::tune_json_row(kept, tools::TuneSettings{})["reason"] ==
+          "baseline kept: the fastest variant was within min_gain of it");
+    kept.candidates[1].median_us = 41.0;  // no variant faster: the baseline is simply the fastest
+    CHECK(tools::tune_json_row(kept, tools::TuneSettings{})["reason"] == "fastest verified candidate");
 }
 
 TEST_CASE("tune json: `mqajit report --markdown` works on the tuner's file and says which times are probes") {

@@ -55,6 +55,7 @@ Device& live_device() {
 
 tools::TuneSettings settings_for(Device& device, const TuneOptions& o) {
     return tools::TuneSettings{.timed_runs = o.runs, .warmup_runs = 5, .prune_factor = o.no_prune ? 0.0 : o.prune_factor,
+                               .min_gain = o.min_gain_percent / 100,
                                .compiler_version = tools::kernel_compiler_version(live_backend()),
                                .driver_version = device.driver_version(), .interrupted = &g_interrupted,
                                .excluded = o.exclude};
@@ -117,6 +118,7 @@ int run_tune_workers(const TuneOptions& o, const std::vector<int>& devices) {
         if (o.no_prune) argv.push_back("--no-prune");
         else argv.insert(argv.end(), {"--prune-factor", fmt::format("{}", o.prune_factor)});
         argv.insert(argv.end(), {"--candidate-timeout", fmt::format("{}", o.candidate_timeout_s)});
+        argv.insert(argv.end(), {"--min-gain", fmt::format("{}", o.min_gain_percent)});
         if (!o.exclude.empty()) argv.insert(argv.end(), {"--exclude", fmt::format("{}", fmt::join(o.exclude, ","))});
         if (!o.json_file.empty()) {
             argv.insert(argv.end(), {"--json-file", worker_json.string()});
@@ -228,6 +230,10 @@ void add_tune_command(CLI::App& app, CommandContext& context) {
                         "so far: it is not timed in full (default 1.5)")
         ->check(finite_real() & CLI::Range(1.0, 1000.0));
     command->add_flag("--no-prune", options->no_prune, "Time every verified candidate in full, with no probe");
+    command->add_option("--min-gain", options->min_gain_percent,
+                        "Keep the baseline unless the fastest variant takes more than this many percent less time "
+                        "(default 1; 0: the fastest candidate wins)")
+        ->check(finite_real() & CLI::Range(0.0, 100.0));
     command->add_option("--candidate-timeout", options->candidate_timeout_s,
                         "End the run (exit 3) when one candidate's check, probe or timing runs longer than this "
                         "many seconds: a hung kernel cannot be stopped otherwise (default 120; 0: never)")

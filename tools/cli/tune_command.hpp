@@ -23,6 +23,7 @@ struct TuneOptions {
     std::optional<std::string> context_len;   // decode --run-config: the contexts to re-time rows over
     int runs = 50;
     double prune_factor = tools::kDefaultPruneFactor;
+    double min_gain_percent = 100 * tools::kDefaultMinGain;
     double candidate_timeout_s = tools::kDefaultCandidateTimeoutS;
     std::vector<std::string> exclude;
     bool no_prune = false;

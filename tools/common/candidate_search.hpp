@@ -24,11 +24,14 @@ inline constexpr const char* kTunerVersion = "mqajit-tune 0.1.0";
 inline constexpr int kProbeWarmupRuns = 2;
 inline constexpr int kProbeRuns = 5;
 inline constexpr double kDefaultPruneFactor = 1.5;
+// A variant must take less than the baseline's time by more than this fraction to replace it.
+inline constexpr double kDefaultMinGain = 0.01;
 
 struct TuneSettings {
     int timed_runs = 50;
     int warmup_runs = 5;
     double prune_factor = kDefaultPruneFactor;  // 0: no probe, every verified candidate fully timed
+    double min_gain = kDefaultMinGain;          // 0: the fastest candidate wins, however close the baseline
     std::string compiler_version{};  // "nvrtc 13.0"
     std::string driver_version{};    // "13.0"
     const std::atomic<bool>* interrupted = nullptr;  // checked between candidates
@@ -69,8 +72,9 @@ struct SearchOutcome {
     std::optional<double> baseline_us() const;  // the baseline's time, when it was verified
 };
 
-// Searches `kernels` in order, one progress line per candidate. Throws Error(internal) when no
-// candidate passes its check (nothing can be recorded for the shape).
+// Searches `kernels` in order, one progress line per candidate (and one when the baseline is kept
+// over a variant within `min_gain` of it: the baseline then ranks first, that variant second).
+// Throws Error(internal) when no candidate passes its check (nothing can be recorded for the shape).
 SearchOutcome search_candidates(const std::vector<std::string>& kernels, const CandidateSearch& search,
                                 const TuneSettings& settings, const std::function<void(const std::string&)>& progress);
 

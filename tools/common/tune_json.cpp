@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 #include <type_traits>
@@ -24,6 +25,19 @@ nlohmann::json candidate_json(const CandidateResult& c) {
     out["median_us"] = c.median_us;
     out["runs"] = c.runs;
     return out;
+}
+
+// Why the row's kernel won: the fastest, or the baseline kept over a faster variant within the
+// tuner's min_gain of it.
+std::string choice_reason(const std::vector<CandidateResult>& candidates, const std::string& chosen,
+                          const char* fastest) {
+    const auto baseline = std::find_if(candidates.begin(), candidates.end(),
+                                       [](const CandidateResult& c) { return c.kernel == "baseline"; });
+    if (chosen != "baseline" || baseline == candidates.end()) return fastest;
+    const bool variant_faster = std::any_of(candidates.begin(), candidates.end(), [&](const CandidateResult& c) {
+        return c.verified && !c.pruned && c.kernel != "baseline" && c.median_us < baseline->median_us;
+    });
+    return variant_faster ? "baseline kept: the fastest variant was within min_gain of it" : fastest;
 }
 
 }  // namespace
@@ -68,10 +82,10 @@ nlohmann::json tune_json_row(const ShapeResult& result, const TuneSettings& sett
                           {"clean_logits", row.key.clean_logits}, {"logits_dtype", row.key.logits_dtype},
                           {"seq_len", row.key.seq_len},
                           {"seq_len_kv", row.key.seq_len_kv}, {"kernel", row.variant},
-                          {"reason", "fastest verified candidate"}, {"us", row.us}, {"flops", result.flops},
+                          {"reason", choice_reason(result.candidates, row.variant, "fastest verified candidate")}, {"us", row.us}, {"flops", result.flops},
                           {"tflops", row.us > 0 ? result.flops / row.us * 1e-6 : 0.0}, {"runs", winner_runs},
                           {"variants_us", variants}, {"pruned", pruned}, {"prune_factor", settings.prune_factor},
-                          {"probe_runs", kProbeRuns}, {"candidates", candidates}};
+                          {"min_gain", settings.min_gain}, {"probe_runs", kProbeRuns}, {"candidates", candidates}};
     // NOTES: a baseline that failed its check has no time; the report then refuses the row by name.
     if (row.baseline_us) out["baseline_us"] = *row.baseline_us;
     return out;
@@ -88,8 +102,10 @@ nlohmann::json paged_tune_json_row(const PagedShapeResult& result, const TuneSet
     nlohmann::json out = {{"tool", "mqajit tune"}, {"op", PagedShapeKey::kOp.name}};
     row.key.visit([&](std::string_view column, const auto& value) { out[std::string(column)] = value; });
     out.update({{"contexts", result.contexts}, {"floor_bytes", result.floor_bytes}, {"kernel", row.variant},
-                {"reason", "fastest verified candidate (geometric mean over the contexts)"}, {"us", row.us},
-                {"prune_factor", settings.prune_factor}, {"probe_runs", kProbeRuns}, {"candidates", candidates}});
+                {"reason", choice_reason(result.candidates, row.variant,
+                                         "fastest verified candidate (geometric mean over the contexts)")},
+                {"us", row.us}, {"prune_factor", settings.prune_factor}, {"min_gain", settings.min_gain},
+                {"probe_runs", kProbeRuns}, {"candidates", candidates}});
     if (row.baseline_us) out["baseline_us"] = *row.baseline_us;
     return out;
 }

@@ -19,10 +19,11 @@ std::string describe(const CandidateResult& c, double fastest_us, double prune_f
     return fmt::format("{}: {:.1f} us (median of {} runs)", c.kernel, c.median_us, c.runs);
 }
 
-// NOTES: the tuned table has no context (decode) or may serve shapes between its rows (prefill), so
-// a variant that wins by less than the timing noise is as likely to lose elsewhere: on the H200 a
-// decode row picked at 0.3% faster than the baseline measured 1.06x its time at another context
-// (docs/PERFORMANCE.md, 2026-12-04 evening). The baseline also needs no compile.
+// NOTES: a decode row has no context and a prefill row serves shapes between rows, and calls may
+// run in CUDA graphs, which the tuner does not time: a variant that wins by less than the timing
+// noise is as likely to lose there. On the H200 a decode row picked at 0.3% faster than the
+// baseline ran about 7% slower than it in graph replays at 4k contexts (two side-by-side calls,
+// docs/PERFORMANCE.md 2026-12-04 evening). The baseline also needs no compile.
 void keep_baseline_within_min_gain(SearchOutcome& outcome, double min_gain,
                                    const std::function<void(const std::string&)>& progress) {
     const auto baseline = std::find_if(outcome.ranked.begin(), outcome.ranked.end(),

@@ -4,6 +4,7 @@
 // plan, templates), and is named once, in codegen/family_registry.cpp; runtime/ and tools/ don't
 // change when one is added (docs/variants.md, "Adding a family").
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -54,6 +55,12 @@ struct PagedProblemShape {
     std::int64_t num_cache_blocks = 0;
     bool context_lens_2d = false;
     int num_sms = 0;  // SMs the call may use; 0: all
+
+    // The most cache blocks the requests can need, known without their context lengths: each sees
+    // at most max_context_len keys, and a clean request that sees none still gets one block.
+    std::int64_t cache_blocks_bound() const {
+        return std::int64_t{batch} * std::max<std::int64_t>(1, (std::int64_t{max_context_len} + block_kv - 1) / block_kv);
+    }
 };
 
 struct GeneratedKernel {

@@ -1,6 +1,5 @@
 #include "runtime/paged_mqa_logits_args.hpp"
 
-#include <algorithm>
 #include <limits>
 #include <utility>
 
@@ -84,12 +83,6 @@ PagedMqaLogitsArgs make_paged_mqa_logits_args(const TensorView& q, const TensorV
     MQAJIT_CHECK(b * next_n * logits.stride(0) < (std::int64_t{1} << 62), "logits is too large to index");
     MQAJIT_CHECK(max_context_len <= kMaxIndex && b * next_n <= kMaxIndex,
                  "logits is {}: at most {} rows and columns (int32 indices)", logits.describe(), kMaxIndex);
-    // The kernels schedule the cache blocks of all requests with 32-bit counts.
-    const std::int64_t blocks_bound = b * std::max<std::int64_t>(1, (max_context_len + block_kv - 1) / block_kv);
-    MQAJIT_CHECK(blocks_bound <= kMaxIndex,
-                 "B = {} requests of up to max_context_len = {} keys need up to {} cache blocks; at most {} per call: "
-                 "split the batch",
-                 b, max_context_len, blocks_bound, kMaxIndex);
 
     PagedMqaLogitsArgs args;
     args.shape = PagedProblemShape{.batch = static_cast<int>(b),
@@ -100,6 +93,11 @@ PagedMqaLogitsArgs make_paged_mqa_logits_args(const TensorView& q, const TensorV
                                    .max_context_len = static_cast<int>(max_context_len),
                                    .num_cache_blocks = kv_cache.size(0),
                                    .context_lens_2d = context_lens.rank == 2};
+    // The kernels schedule the cache blocks of all requests with 32-bit counts.
+    MQAJIT_CHECK(args.shape.cache_blocks_bound() <= kMaxIndex,
+                 "B = {} requests of up to max_context_len = {} keys need up to {} cache blocks; at most {} per call: "
+                 "split the batch",
+                 b, max_context_len, args.shape.cache_blocks_bound(), kMaxIndex);
     PagedMqaLogitsParams& p = args.params;
     p.q = static_cast<const unsigned char*>(q.data);
     p.weights = static_cast<const float*>(weights.data);

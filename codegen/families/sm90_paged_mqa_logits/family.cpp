@@ -92,11 +92,9 @@ public:
         MQAJIT_CHECK_KIND(unsupported, fit.ok, "{}", fit.reason);
         const std::size_t smem = shared_bytes(v, shape.heads, shape.head_dim);
         check_shared_bytes(v, smem, device, "shared memory", "lower lds");
-        // NOTES: the kernel splits the blocks its requests need over the grid on the device; the
-        // host bounds them by every request seeing max_context_len (a clean request that sees
-        // nothing still gets one block), so no CTA is started that could never get work.
-        const std::int64_t blocks_bound =
-            std::int64_t{shape.batch} * std::max<std::int64_t>(1, (shape.max_context_len + v.bkv - 1) / v.bkv);
+        // NOTES: the kernel splits the blocks its requests need over the grid on the device; bounded
+        // on the host, so no CTA is started that could never get work.
+        const std::int64_t blocks_bound = shape.cache_blocks_bound();
         LaunchPlan plan;
         plan.add_tensor_map(q_tensor_map(shape, params), offsetof(PagedMqaLogitsParams, tma_q));
         plan.add_tensor_map(keys_tensor_map(shape, params), offsetof(PagedMqaLogitsParams, tma_keys));

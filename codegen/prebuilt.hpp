@@ -28,4 +28,7 @@ std::span<const char> prebuilt_paged_fatbin();
 // without sm_90a, heads/head_dim/next_n it lacks).
 PrebuiltBaseline prebuilt_paged_baseline(const Arch& arch, const PagedProblemShape& shape);
 
+// The mqa_topk fatbin: its select kernel (kTopkSelectKernelName), for every arch.
+std::span<const char> prebuilt_topk_fatbin();
+
 }  // namespace mqajit

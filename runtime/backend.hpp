@@ -69,6 +69,9 @@ public:
     // reference kernel (kPagedReferenceKernelName). Throw Error(unsupported) saying why there is none.
     virtual BaselineKernel paged_baseline(const Arch& arch, const PagedProblemShape& shape) const = 0;
     virtual PrebuiltKernel paged_reference(const Arch& arch) const = 0;
+    // The pre-built mqa_topk select kernel (kTopkSelectKernelName). Throws Error(unsupported) saying
+    // why there is none.
+    virtual PrebuiltKernel topk_select(const Arch& arch) const = 0;
 };
 
 // The backend that serves an arch ("sm_90a" -> cuda, "gfx950" -> hip); throws Error(unsupported)

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "codegen/prebuilt.hpp"
+#include "codegen/topk_select.hpp"
 #include "core/check.hpp"
 #include "core/log.hpp"
 #include "runtime/kernel_request.hpp"
@@ -169,5 +170,7 @@ BaselineKernel CudaBackend::paged_baseline(const Arch& arch, const PagedProblemS
 PrebuiltKernel CudaBackend::paged_reference(const Arch&) const {
     return {prebuilt_paged_fatbin(), kPagedReferenceKernelName};
 }
+
+PrebuiltKernel CudaBackend::topk_select(const Arch&) const { return {prebuilt_topk_fatbin(), kTopkSelectKernelName}; }
 
 }  // namespace mqajit

@@ -13,6 +13,8 @@ extern "C" const char mqajit_prebuilt_fatbin[];
 extern "C" const std::uint64_t mqajit_prebuilt_fatbin_size;
 extern "C" const char mqajit_prebuilt_paged_fatbin[];
 extern "C" const std::uint64_t mqajit_prebuilt_paged_fatbin_size;
+extern "C" const char mqajit_prebuilt_topk_fatbin[];
+extern "C" const std::uint64_t mqajit_prebuilt_topk_fatbin_size;
 
 namespace mqajit {
 
@@ -36,6 +38,10 @@ PrebuiltBaseline prebuilt_baseline(const Arch& arch, int heads, int head_dim) {
                 fmt::format("mqa_logits_baseline_sm90_h{}_d{}", heads, head_dim)};
     }
     return {baseline_variant(heads), mma_name};
+}
+
+std::span<const char> prebuilt_topk_fatbin() {
+    return {mqajit_prebuilt_topk_fatbin, static_cast<std::size_t>(mqajit_prebuilt_topk_fatbin_size)};
 }
 
 std::span<const char> prebuilt_paged_fatbin() {

@@ -3,6 +3,7 @@
     logits = mqajit.mqa_logits(q, (kv, kv_scales), weights, cu_starts, cu_ends)
     logits = mqajit.fp8_mqa_logits(q, (kv, kv_scales), weights, ks, ke, clean_logits=False)  # DeepGEMM's surface
     logits = mqajit.paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, max_context_len)  # decode
+    indices = mqajit.mqa_topk(q, (kv, kv_scales), weights, cu_starts, cu_ends, k=2048)  # the top-k keys per row
 
 Tensors are torch CUDA tensors (torch is needed only to call mqa_logits, not to import mqajit).
 Where torch has torch.library.custom_op, torch.ops.mqajit.mqa_logits is the same operator as a
@@ -15,6 +16,7 @@ from ._mqajit import __version__, device_info
 from ._deepgemm import fp8_fp4_mqa_logits, fp8_mqa_logits
 from ._num_sms import get_num_sms, set_num_sms
 from ._ops import mqa_logits, mqa_logits_reference
+from ._topk import mqa_topk
 from ._paged import fp8_paged_mqa_logits, get_paged_mqa_logits_metadata, paged_mqa_logits, paged_mqa_logits_reference
 from ._torch_op import register as _register_torch_op, torch_op_available
 from ._tuning import Explanation, RuntimeStatus, explain, lookup, runtime_status
@@ -23,5 +25,5 @@ _register_torch_op()
 
 __all__ = ["Explanation", "RuntimeStatus", "__version__", "device_info", "explain", "fp8_fp4_mqa_logits",
            "fp8_mqa_logits", "fp8_paged_mqa_logits", "get_num_sms", "get_paged_mqa_logits_metadata", "lookup",
-           "mqa_logits", "mqa_logits_reference", "paged_mqa_logits", "paged_mqa_logits_reference", "runtime_status",
+           "mqa_logits", "mqa_logits_reference", "mqa_topk", "paged_mqa_logits", "paged_mqa_logits_reference", "runtime_status",
            "set_num_sms", "torch_op_available"]

@@ -16,6 +16,9 @@ EXPECTED = {
     "context_lens": "an int32 CUDA tensor [B] or [B, next_n]",
     "block_table": "an int32 CUDA tensor [B, max_blocks]",
     "paged_out": "a float32 CUDA tensor [B * next_n, max_context_len] (or None to allocate one)",
+    "indices": "an int32 CUDA tensor [S, k] (or None to allocate one)",
+    "logits": "a float32 CUDA tensor [S, k] (or None to allocate one)",
+    "workspace": "a uint8 CUDA tensor [bytes]",
 }
 
 # torch's dtype names -> the library's (mqajit::to_string(DType)); others pass through by name

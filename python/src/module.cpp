@@ -13,6 +13,7 @@ PYBIND11_MODULE(_mqajit, module) {
     mqajit::python::bind_status(module);
     mqajit::python::bind_mqa_logits(module);
     mqajit::python::bind_paged_mqa_logits(module);
+    mqajit::python::bind_mqa_topk(module);
     mqajit::python::bind_tuning(module);
     mqajit::python::bind_torch_hooks(module);
     mqajit::python::bind_fast_call(module);

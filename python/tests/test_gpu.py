@@ -302,4 +302,5 @@ if __name__ == "__main__":
         sys.exit(SKIP_EXIT_CODE)
     surface = str(Path(__file__).with_name("test_gpu_surface.py"))
     paged = str(Path(__file__).with_name("test_gpu_paged.py"))
-    sys.exit(pytest.main([__file__, surface, paged, "-q", "-p", "no:cacheprovider"]))
+    topk = str(Path(__file__).with_name("test_gpu_topk.py"))
+    sys.exit(pytest.main([__file__, surface, paged, topk, "-q", "-p", "no:cacheprovider"]))

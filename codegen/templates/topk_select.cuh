@@ -1,0 +1,194 @@
+#pragma once
+// Exact top-k of each row of a logits matrix, inside the row's window [cu_starts, cu_ends) (clamped
+// to [0, N)). One block per row (a grid-stride loop past gridDim.x):
+//  1. Logits map to unsigned keys that order as the floats do (-0.0 taken as +0.0).
+//  2. Radix select over the keys, 11 + 11 + 10 bits: three histogram passes over the window find the
+//     k-th largest key T and how many keys equal to T the selection takes.
+//  3. One pass in index order takes every key above T and the first of those equal to T: so among
+//     equal logits the smaller key index wins.
+//  4. A bitonic sort of the selection in shared memory: logits descending, equal logits by index
+//     ascending. Slots past a window holding fewer than k keys get index -1 and logit -inf.
+// NaN logits (only from NaN or infinite inputs) order as their bits do: positive NaN above +inf.
+
+#include "topk_select_params.cuh"
+
+namespace mqa_topk {
+
+constexpr int kThreads = MQA_TOPK_THREADS;
+constexpr int kWarps = kThreads / 32;
+constexpr int kBins = 2048;  // the widest radix digit, 11 bits
+constexpr unsigned kFullMask = 0xffffffffu;
+static_assert(kBins == 4 * kThreads, "each thread owns four bins of the histogram scan");
+
+__device__ __forceinline__ unsigned orderable_key(float value) {
+    unsigned bits = __float_as_uint(value);
+    if (bits == 0x80000000u) bits = 0;  // -0.0 == +0.0: one key, so the index decides between them
+    return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+}
+
+__device__ __forceinline__ float logit_of_key(unsigned key) {
+    return __uint_as_float((key & 0x80000000u) ? (key & 0x7fffffffu) : ~key);
+}
+
+// Sorting descending by this puts larger logits first and, among equal ones, smaller indices first.
+__device__ __forceinline__ unsigned long long selection_entry(unsigned key, int index) {
+    return (static_cast<unsigned long long>(key) << 32) | (0xffffffffu - static_cast<unsigned>(index));
+}
+
+struct SharedState {
+    int histogram[kBins];
+    unsigned long long selection[MQA_TOPK_MAX_K];
+    int warp_sums[kWarps];
+    int found_bin;
+    int found_above;
+    int taken_above;
+};
+
+// Exclusive prefix sum of one value per thread over the block, and the block's total. Every thread
+// of the block must call it.
+__device__ __forceinline__ int block_exclusive_scan(int value, int* warp_sums, int& total) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    int inclusive = value;
+#pragma unroll
+    for (int offset = 1; offset < 32; offset <<= 1) {
+        const int before = __shfl_up_sync(kFullMask, inclusive, offset);
+        if (lane >= offset) inclusive += before;
+    }
+    if (lane == 31) warp_sums[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+        int sum = lane < kWarps ? warp_sums[lane] : 0;
+#pragma unroll
+        for (int offset = 1; offset < 32; offset <<= 1) {
+            const int before = __shfl_up_sync(kFullMask, sum, offset);
+            if (lane >= offset) sum += before;
+        }
+        if (lane < kWarps) warp_sums[lane] = sum;
+    }
+    __syncthreads();
+    const int result = (warp > 0 ? warp_sums[warp - 1] : 0) + inclusive - value;
+    total = warp_sums[kWarps - 1];
+    __syncthreads();  // warp_sums is free again
+    return result;
+}
+
+// Radix select: the k-th largest key of the window, and how many keys equal to it the top k holds.
+__device__ __forceinline__ void find_threshold(const float* logits, int lo, int hi, int k, SharedState& s,
+                                               unsigned& threshold, int& take_equal) {
+    unsigned prefix = 0, prefix_mask = 0;
+    int remaining = k;
+#pragma unroll 1
+    for (int pass = 0; pass < 3; ++pass) {
+        const int shift = pass == 0 ? 21 : pass == 1 ? 10 : 0;
+        const unsigned digit_mask = pass == 2 ? 0x3ffu : 0x7ffu;
+        for (int i = threadIdx.x; i < kBins; i += kThreads) s.histogram[i] = 0;
+        __syncthreads();
+        for (int j = lo + threadIdx.x; j < hi; j += kThreads) {
+            const unsigned key = orderable_key(logits[j]);
+            if ((key & prefix_mask) == prefix) atomicAdd(&s.histogram[(key >> shift) & digit_mask], 1);
+        }
+        __syncthreads();
+        // Bins from the top: thread t owns bins kBins-1-4t down to kBins-4-4t.
+        int counts[4], owned = 0;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            counts[q] = s.histogram[kBins - 1 - (4 * threadIdx.x + q)];
+            owned += counts[q];
+        }
+        int total;
+        int above = block_exclusive_scan(owned, s.warp_sums, total);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            if (above < remaining && above + counts[q] >= remaining) {
+                s.found_bin = kBins - 1 - (4 * threadIdx.x + q);
+                s.found_above = above;
+            }
+            above += counts[q];
+        }
+        __syncthreads();
+        remaining -= s.found_above;
+        prefix |= static_cast<unsigned>(s.found_bin) << shift;
+        prefix_mask |= digit_mask << shift;
+        __syncthreads();  // found_* are read before the next pass may write them
+    }
+    threshold = prefix;
+    take_equal = remaining;
+}
+
+// Descending bitonic sort of selection[0, count); count <= MQA_TOPK_MAX_K.
+__device__ __forceinline__ void sort_selection(SharedState& s, int count) {
+    int padded = 1;
+    while (padded < count) padded <<= 1;
+    for (int i = count + threadIdx.x; i < padded; i += kThreads) s.selection[i] = 0;  // below every entry
+    for (int size = 2; size <= padded; size <<= 1) {
+        for (int stride = size / 2; stride > 0; stride >>= 1) {
+            __syncthreads();
+            for (int i = threadIdx.x; i < padded; i += kThreads) {
+                const int partner = i ^ stride;
+                if (partner <= i) continue;
+                const bool descending = (i & size) == 0;
+                const unsigned long long a = s.selection[i], b = s.selection[partner];
+                if (descending ? a < b : a > b) {
+                    s.selection[i] = b;
+                    s.selection[partner] = a;
+                }
+            }
+        }
+    }
+    __syncthreads();
+}
+
+__device__ __forceinline__ void select_row(const TopkSelectParams& p, int row, SharedState& s) {
+    const float* logits = p.logits + row * p.logits_stride;
+    const int lo = max(p.cu_starts[row], 0);
+    const int hi = min(p.cu_ends[row], p.seq_len_kv);
+    const int window = max(hi - lo, 0);
+    const int k = p.k;
+    const bool take_all = window <= k;
+    unsigned threshold = 0;
+    int take_equal = 0;
+    if (!take_all) find_threshold(logits, lo, hi, k, s, threshold, take_equal);
+
+    const int above_count = take_all ? window : k - take_equal;
+    if (threadIdx.x == 0) s.taken_above = 0;
+    __syncthreads();
+    int equal_taken = 0;  // the same in every thread
+    for (int base = lo; base < hi; base += kThreads) {
+        const int j = base + threadIdx.x;
+        const unsigned key = j < hi ? orderable_key(logits[j]) : 0;
+        const bool above = j < hi && (take_all || key > threshold);
+        if (above) s.selection[atomicAdd(&s.taken_above, 1)] = selection_entry(key, j);
+        if (take_all || equal_taken >= take_equal) continue;  // uniform across the block
+        const bool equal = j < hi && key == threshold;
+        if (!__syncthreads_or(equal)) continue;
+        int total;
+        const int rank = block_exclusive_scan(equal ? 1 : 0, s.warp_sums, total);
+        if (equal && equal_taken + rank < take_equal) s.selection[above_count + equal_taken + rank] = selection_entry(key, j);
+        equal_taken += total;
+    }
+    const int count = take_all ? window : k;
+    sort_selection(s, count);
+
+    int* indices = p.indices + row * p.indices_stride;
+    float* values = p.values != nullptr ? p.values + row * p.values_stride : nullptr;
+    for (int t = threadIdx.x; t < k; t += kThreads) {
+        int index = -1;
+        float value = __int_as_float(0xff800000);  // -inf
+        if (t < count) {
+            const unsigned long long entry = s.selection[t];
+            index = static_cast<int>(0xffffffffu - static_cast<unsigned>(entry));
+            value = logit_of_key(static_cast<unsigned>(entry >> 32));
+        }
+        indices[t] = index;
+        if (values != nullptr) values[t] = value;
+    }
+    __syncthreads();  // the shared state is free for the next row
+}
+
+}  // namespace mqa_topk
+
+#define MQA_TOPK_SELECT_KERNEL(name)                                                            \
+    extern "C" __global__ void __launch_bounds__(mqa_topk::kThreads) name(const TopkSelectParams p) { \
+        __shared__ mqa_topk::SharedState shared;                                                \
+        for (int row = blockIdx.x; row < p.rows; row += gridDim.x) mqa_topk::select_row(p, row, shared); \
+    }

@@ -1,0 +1,19 @@
+#pragma once
+// The mqa_topk select kernel (codegen/templates/topk_select.cuh): exact top-k per row of a logits
+// matrix, pre-built for every arch (codegen/prebuilt/prebuilt_topk_kernels.cu). Its argument is
+// TopkSelectParams (topk_select_params.cuh).
+
+#include <cstdint>
+
+#include "codegen/launch_plan.hpp"
+#include "topk_select_params.cuh"
+
+namespace mqajit {
+
+inline constexpr const char* kTopkSelectKernelName = "mqa_topk_select";
+inline constexpr int kTopkMaxK = MQA_TOPK_MAX_K;
+
+// One block of MQA_TOPK_THREADS threads per row, rows past the grid's width looped over.
+LaunchConfig topk_select_launch_config(std::int64_t rows);
+
+}  // namespace mqajit

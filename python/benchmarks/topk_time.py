@@ -1,0 +1,106 @@
+"""mqa_topk against the unfused path's lower bound (issue 16's bar), on one GPU.
+
+    PYTHONPATH=build/python python3 python/benchmarks/topk_time.py [--json FILE] [--long]
+
+Per shape (causal windows, D=128, k=2048, clean_logits=False), each timed with
+triton.testing.do_bench (L2 flushed before every run, median), interleaved over `--rounds`:
+  logits       mqajit.mqa_logits
+  bar          mqa_logits plus one read of its logits (a row max): the unfused path's lower bound
+  topk         mqajit.mqa_topk (k=2048)
+  torch_topk   mqa_logits plus torch.topk(k=2048), for reference
+--long adds S = 1024 and 4096 over N = 131072, 262144 and 1048576: mqa_topk's time and peak memory
+(torch.cuda.max_memory_allocated over the inputs) with its default 512 MiB workspace.
+"""
+
+import argparse
+import json
+import statistics
+
+import torch
+import triton.testing
+
+import mqajit
+
+GLM5 = [(s, n) for n in (4096, 8192, 16384, 32768) for s in (1024, 2048, 4096) if s <= n] + [(8192, 8192)]
+DEEPSEEK = [(1024, 8192), (4096, 16384), (2048, 32768), (4096, 32768)]
+
+
+def problem(seq_len, num_kv, heads):
+    q = torch.randn(seq_len, heads, 128, device="cuda").to(torch.float8_e4m3fn)
+    kv = torch.randn(num_kv, 128, device="cuda").to(torch.float8_e4m3fn)
+    scales = torch.rand(num_kv, device="cuda") + 0.5
+    weights = torch.randn(seq_len, heads, device="cuda")
+    starts = torch.zeros(seq_len, dtype=torch.int32, device="cuda")
+    ends = (num_kv - seq_len + 1 + torch.arange(seq_len, device="cuda")).int()
+    return q, (kv, scales), weights, starts, ends
+
+
+def time_shape(seq_len, num_kv, heads, k, rounds):
+    args = problem(seq_len, num_kv, heads)
+    logits = mqajit.mqa_logits(*args, clean_logits=False)
+    indices = torch.empty(seq_len, k, dtype=torch.int32, device="cuda")
+    calls = {
+        "logits": lambda: mqajit.mqa_logits(*args, clean_logits=False, out=logits),
+        "bar": lambda: (mqajit.mqa_logits(*args, clean_logits=False, out=logits), logits.amax(dim=1)),
+        "topk": lambda: mqajit.mqa_topk(*args, k=k, out=indices),
+        "torch_topk": lambda: (mqajit.mqa_logits(*args, clean_logits=False, out=logits), torch.topk(logits, k, dim=1)),
+    }
+    samples = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, call in calls.items():
+            samples[name].append(1000 * triton.testing.do_bench(call, warmup=25, rep=100, return_mode="median"))
+    return {name: min(values) for name, values in samples.items()}
+
+
+def long_context(heads, k):
+    rows = []
+    for seq_len in (1024, 4096):
+        for num_kv in (131072, 262144, 1048576):
+            torch.cuda.empty_cache()
+            args = problem(seq_len, num_kv, heads)
+            indices = torch.empty(seq_len, k, dtype=torch.int32, device="cuda")
+            torch.cuda.synchronize()
+            base = torch.cuda.memory_allocated()
+            torch.cuda.reset_peak_memory_stats()
+            mqajit.mqa_topk(*args, k=k, out=indices)
+            torch.cuda.synchronize()
+            peak = torch.cuda.max_memory_allocated() - base
+            us = 1000 * triton.testing.do_bench(lambda: mqajit.mqa_topk(*args, k=k, out=indices), warmup=2, rep=20,
+                                                return_mode="median")
+            rows.append(dict(heads=heads, seq_len=seq_len, seq_len_kv=num_kv, topk_us=us, peak_extra_mib=peak / 2**20,
+                             logits_mib=seq_len * num_kv * 4 / 2**20))
+            print(f"long H={heads} S={seq_len} N={num_kv}: mqa_topk {us:.0f} us, peak memory beyond the inputs and "
+                  f"outputs {peak / 2**20:.0f} MiB (the whole logits would be {seq_len * num_kv * 4 / 2**20:.0f} MiB)",
+                  flush=True)
+            del args, indices
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--long", action="store_true")
+    parser.add_argument("--k", type=int, default=2048)
+    options = parser.parse_args()
+    print(f"{torch.cuda.get_device_name()}, k={options.k}, causal, clean_logits=False, do_bench median (L2 flushed), "
+          f"best of {options.rounds} rounds", flush=True)
+    print("  H     S      N  logits us   bar us  topk us  torch.topk us  topk/bar  topk/torch", flush=True)
+    rows = []
+    for heads, shapes in ((32, GLM5), (64, DEEPSEEK)):
+        for seq_len, num_kv in shapes:
+            t = time_shape(seq_len, num_kv, heads, options.k, options.rounds)
+            rows.append(dict(heads=heads, seq_len=seq_len, seq_len_kv=num_kv, **t))
+            print(f"{heads:3d} {seq_len:5d} {num_kv:6d} {t['logits']:10.1f} {t['bar']:8.1f} {t['topk']:8.1f} "
+                  f"{t['torch_topk']:14.1f} {t['topk'] / t['bar']:9.3f} {t['topk'] / t['torch_topk']:11.3f}", flush=True)
+    for heads in (32, 64):
+        ratios = [r["topk"] / r["bar"] for r in rows if r["heads"] == heads]
+        print(f"H={heads}: topk / bar geometric mean {statistics.geometric_mean(ratios):.3f}", flush=True)
+    long_rows = long_context(32, options.k) + long_context(64, options.k) if options.long else []
+    if options.json:
+        with open(options.json, "w") as f:
+            json.dump(dict(rows=rows, long=long_rows), f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""mqa_topk on torch tensors: the indexer's top-k keys per query row.
+
+    indices = mqajit.mqa_topk(q, (kv, kv_scales), weights, cu_starts, cu_ends, k=2048)
+    indices, logits = mqajit.mqa_topk(q, (kv, kv_scales), weights, cu_starts, cu_ends, return_logits=True)
+
+Row i of `indices` (int32 [S, k]) holds the k keys j in [cu_starts[i], cu_ends[i]) with the largest
+logits as mqa_logits computes them, as absolute key positions, largest logit first; among equal
+logits the smaller key comes first (and is the one kept at the k-th place). Slots past a window
+of fewer than k keys hold -1 (and -inf in `logits`). The logits of `rows per pass` rows are
+computed at a time into a workspace of at most `workspace_bytes` (default 512 MiB, at least one
+row), so memory is the outputs plus that workspace for any number of keys.
+"""
+
+import operator
+
+from . import _mqajit, _torch_hooks, _views
+
+_NAMES = ("q", "kv", "kv_scales", "weights", "cu_starts", "cu_ends")
+_EXPECTED_OUT = "an int32 CUDA tensor [S, k], or with return_logits=True a tuple (int32 [S, k], float32 [S, k])"
+
+
+def _outputs(hooks, out, rows, k, return_logits, device):
+    if out is None:
+        indices = hooks.empty_strided((rows, k), (k, 1), dtype=hooks.int32, device=device)
+        logits = hooks.empty_strided((rows, k), (k, 1), dtype=hooks.float32, device=device) if return_logits else None
+        return indices, logits
+    if return_logits:
+        if not isinstance(out, tuple) or len(out) != 2:
+            raise ValueError(f"out is {type(out).__name__}; with return_logits=True pass {_EXPECTED_OUT}")
+        return out
+    if isinstance(out, tuple):
+        raise ValueError(f"out is a tuple; without return_logits pass {_EXPECTED_OUT}")
+    return out, None
+
+
+def mqa_topk(q, kv, weights, cu_starts, cu_ends, k=2048, out=None, *, return_logits=False, workspace_bytes=None,
+             variant=None, report=None):
+    """Top-k keys per row: int32 [S, k] indices, or (indices, float32 logits) with return_logits.
+    `kv` is the (kv, kv_scales) pair mqa_logits takes; `out` (optional) is written instead of new
+    tensors; `variant` names the mqa_logits kernel computing the scores; a dict passed as `report`
+    receives {"kernel", "reason"}."""
+    if not isinstance(kv, tuple) or len(kv) != 2:
+        raise ValueError(f"kv is {type(kv).__name__}; pass the pair (kv, kv_scales): float8_e4m3fn [N, D] and "
+                         "float32 [N]")
+    kv, kv_scales = kv
+    tensors = (q, kv, kv_scales, weights, cu_starts, cu_ends)
+    for name, tensor in zip(_NAMES, tensors):
+        _views.require_present(name, tensor)
+    hooks = _torch_hooks.get("mqa_topk")
+    try:
+        device = q.device
+    except AttributeError:
+        raise ValueError(f"q is not a torch tensor (got {type(q).__name__}); pass {_views.EXPECTED['q']}") from None
+    views = [_views.view_of(name, tensor, device) for name, tensor in zip(_NAMES, tensors)]
+    k = operator.index(k)
+    if k < 1:
+        raise ValueError(f"k is {k}; pass a positive count of keys to select")
+    rows = q.shape[0] if len(q.shape) >= 1 else 1  # the library says what is wrong with q
+    keys = max(kv.shape[0] if len(kv.shape) >= 1 else 1, 1)
+    indices, logits = _outputs(hooks, out, rows, k, bool(return_logits), device)
+    max_bytes = (512 << 20) if workspace_bytes is None else operator.index(workspace_bytes)
+    workspace = hooks.empty_strided((_mqajit.mqa_topk_workspace_bytes(max(rows, 1), keys, max_bytes),), (1,),
+                                    dtype=hooks.uint8, device=device)
+    stream = hooks.current_raw_stream(device.index)
+
+    def run():
+        return _mqajit.mqa_topk(*views, _views.view_of("indices", indices, device),
+                                None if logits is None else _views.view_of("logits", logits, device),
+                                _views.view_of("workspace", workspace, device), stream=stream,
+                                variant=variant or "", report=report is not None,
+                                num_sms=_mqajit.num_sms_setting())
+
+    # NOTES: the library runs in the calling thread's current CUDA context; make it q's device.
+    if device.index is None or device.index == hooks.current_device():
+        served = run()
+    else:
+        with hooks.device_guard(device):
+            served = run()
+    if report is not None:
+        report.update(served)
+    return (indices, logits) if return_logits else indices

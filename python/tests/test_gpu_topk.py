@@ -1,0 +1,74 @@
+"""GPU tests of mqajit.mqa_topk against mqa_logits followed by a sort in torch (run by test_gpu.py)."""
+
+import math
+
+from test_gpu import Problem, mqajit, pytest, pytestmark, torch  # noqa: F401
+
+
+def expected_topk(logits, problem, k):
+    """Indices and values by the documented rule: logit descending, equal logits by key ascending."""
+    num_kv = logits.shape[1]
+    starts = problem.cu_starts.long().clamp(0, num_kv)
+    ends = problem.cu_ends.long().clamp(0, num_kv)
+    columns = torch.arange(num_kv, device=logits.device)
+    inside = (columns >= starts[:, None]) & (columns < ends[:, None])
+    masked = logits.masked_fill(~inside, -math.inf)
+    order = torch.sort(masked, dim=1, descending=True, stable=True).indices[:, :k].int()
+    values = masked.gather(1, order.long())
+    counts = (ends - starts).clamp(min=0)
+    empty = torch.arange(order.shape[1], device=logits.device)[None, :] >= counts[:, None]
+    return order.masked_fill(empty, -1), values.masked_fill(empty, -math.inf), masked
+
+
+@pytest.mark.parametrize("heads", [32, 64])
+@pytest.mark.parametrize("rows, num_kv, windows, k, workspace_rows", [
+    (256, 4096, "causal", 2048, None),
+    (100, 3000, "random", 2048, 7),   # windows narrower and wider than k, empty ones, many passes
+    (64, 5000, "packed", 512, 10),
+    (33, 2500, "causal", 1, None),
+])
+def test_topk_matches_a_sort_of_mqa_logits(heads, rows, num_kv, windows, k, workspace_rows):
+    problem = Problem(rows, heads, num_kv, windows, seed=rows + num_kv + heads)
+    logits = mqajit.mqa_logits(*problem.arguments(), clean_logits=False)
+    workspace_bytes = None if workspace_rows is None else workspace_rows * mqajit._mqajit.mqa_topk_row_bytes(num_kv)
+    indices, values = mqajit.mqa_topk(*problem.arguments(), k=k, return_logits=True, workspace_bytes=workspace_bytes)
+    want_indices, want_values, masked = expected_topk(logits[:, :num_kv], problem, k)
+    assert torch.equal(indices, want_indices)
+    assert torch.equal(values, want_values)
+    # The same values torch.topk finds, wherever the window holds at least k keys.
+    full = (want_indices >= 0).all(dim=1)
+    if full.any():
+        reference = torch.topk(masked[full], min(k, num_kv), dim=1).values
+        assert torch.equal(values[full], reference)
+
+
+def test_equal_logits_across_the_kth_place_keep_the_smaller_keys():
+    problem = Problem(16, 32, 3000, "causal", seed=5)
+    problem.kv[1:] = problem.kv[0]  # every key the same bytes and scale: each row's logits all equal
+    problem.kv_scales[1:] = problem.kv_scales[0]
+    indices = mqajit.mqa_topk(*problem.arguments(), k=100)
+    assert torch.equal(indices, torch.arange(100, dtype=torch.int32, device="cuda").expand(16, 100))
+
+
+def test_out_is_written_and_returned():
+    problem = Problem(8, 64, 1000, "random", seed=9)
+    out = (torch.full((8, 50), 7, dtype=torch.int32, device="cuda"),
+           torch.full((8, 50), math.nan, device="cuda"))
+    indices, values = mqajit.mqa_topk(*problem.arguments(), k=50, out=out, return_logits=True)
+    assert indices is out[0] and values is out[1]
+    logits = mqajit.mqa_logits(*problem.arguments(), clean_logits=False)
+    want_indices, want_values, _ = expected_topk(logits[:, :1000], problem, 50)
+    assert torch.equal(indices, want_indices) and torch.equal(values, want_values)
+
+
+def test_bad_arguments_say_what_is_wrong():
+    problem = Problem(4, 32, 100, "causal")
+    with pytest.raises(ValueError, match="at most 4096 keys"):
+        mqajit.mqa_topk(*problem.arguments(), k=5000)
+    with pytest.raises(ValueError, match="k is 0"):
+        mqajit.mqa_topk(*problem.arguments(), k=0)
+    with pytest.raises(ValueError, match="pair"):
+        mqajit.mqa_topk(problem.q, problem.kv, problem.weights, problem.cu_starts, problem.cu_ends)
+    with pytest.raises(ValueError, match="return_logits"):
+        mqajit.mqa_topk(*problem.arguments(), k=5, out=torch.empty(4, 5, dtype=torch.int32, device="cuda"),
+                        return_logits=True)

@@ -139,6 +139,7 @@ void mqa_topk(const TensorView& q, const TensorView& kv, const TensorView& kv_sc
         params.rows = static_cast<int>(rows);
         params.seq_len_kv = static_cast<int>(seq_len_kv);
         params.k = k;
+        params.sort_by_logit = options.sorted ? 1 : 0;
         launch_select(params, options.stream);
     }
 }

@@ -1,7 +1,7 @@
 // mqa_topk on a real GPU: each row's selection against a CPU sort of the same call's mqa_logits
-// values (the order and tie rule of include/mqajit/mqa_topk.hpp), on fresh random data, with
+// values (the orders and tie rule of include/mqajit/mqa_topk.hpp), on fresh random data, with
 // windows wider and narrower than k, empty windows, tied logits across the k-th place, one pass
-// and many, poisoned outputs and a bitwise rerun.
+// and many, key order and logit order, poisoned outputs and a bitwise rerun.
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -31,20 +31,23 @@ struct TopkCase {
     // every row holds a run of equal logits wider than k; -1: leave the keys random.
     int distinct_keys = -1;
     int rows_per_pass = 0;  // 0: every row in one pass
+    bool sorted = false;    // MqaTopkOptions::sorted
     const char* variant = "";
 };
 
 const TopkCase kCases[] = {
-    {64, 5000, 32, 2048, MaskKind::causal, -1, 5},
-    {64, 5000, 64, 2048, MaskKind::causal, -1, 0},
-    {37, 4097, 64, 256, MaskKind::random_windows, -1, 0},   // empty, clamped and narrow windows
-    {37, 4097, 32, 2048, MaskKind::random_windows, -1, 7},  // windows on both sides of k
-    {24, 3000, 32, 2048, MaskKind::full, 100, 0},           // equal logits across the k-th place
-    {24, 3000, 64, 100, MaskKind::full, 0, 5},              // every logit of a row equal
-    {8, 1, 32, 16, MaskKind::full, -1, 0},                  // N = 1
-    {20, 777, 64, 1, MaskKind::random_windows, -1, 3},      // k = 1
-    {4, 9000, 32, kMqaTopkMaxK, MaskKind::full, -1, 0},     // the largest k
-    {130, 2048, 32, 512, MaskKind::packed, -1, 64, "baseline"},
+    {64, 5000, 32, 2048, MaskKind::causal, -1, 5, true},
+    {64, 5000, 64, 2048, MaskKind::causal, -1, 0, false},
+    {37, 4097, 64, 256, MaskKind::random_windows, -1, 0, true},    // empty, clamped and narrow windows
+    {37, 4097, 32, 2048, MaskKind::random_windows, -1, 7, false},  // windows on both sides of k
+    {24, 3000, 32, 2048, MaskKind::full, 100, 0, true},            // equal logits across the k-th place
+    {24, 3000, 32, 2048, MaskKind::full, 100, 0, false},
+    {24, 3000, 64, 100, MaskKind::full, 0, 5, false},              // every logit of a row equal
+    {8, 1, 32, 16, MaskKind::full, -1, 0, true},                   // N = 1
+    {20, 777, 64, 1, MaskKind::random_windows, -1, 3, false},      // k = 1
+    {4, 9000, 32, kMqaTopkMaxK, MaskKind::full, -1, 0, true},      // the largest k
+    {4, 9000, 64, kMqaTopkMaxK, MaskKind::full, -1, 0, false},
+    {130, 2048, 32, 512, MaskKind::packed, -1, 64, false, "baseline"},
 };
 
 std::uint64_t fresh_seed() {
@@ -69,8 +72,9 @@ struct Expected {
     std::vector<int> indices;  // [S, k], -1 past the window
 };
 
-// The rule of mqa_topk.hpp applied by a CPU sort to the logits mqa_logits() wrote.
-Expected expected_topk(const HostProblem& host, const std::vector<float>& logits, int k) {
+// The rule of mqa_topk.hpp applied by a CPU sort to the logits mqa_logits() wrote: the selection
+// by logit (equal logits by key), then in key order unless `sorted`.
+Expected expected_topk(const HostProblem& host, const std::vector<float>& logits, int k, bool sorted) {
     Expected e{std::vector<int>(static_cast<std::size_t>(host.seq_len) * k, -1)};
     for (int i = 0; i < host.seq_len; ++i) {
         const int lo = std::max(host.cu_starts[i], 0), hi = std::min(host.cu_ends[i], host.seq_len_kv);
@@ -81,6 +85,7 @@ Expected expected_topk(const HostProblem& host, const std::vector<float>& logits
         const auto taken = std::min<std::size_t>(keys.size(), static_cast<std::size_t>(k));
         std::partial_sort(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(taken), keys.end(),
                           [&](int a, int b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
+        if (!sorted) std::sort(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(taken));
         std::copy_n(keys.begin(), taken, e.indices.begin() + static_cast<std::ptrdiff_t>(i) * k);
     }
     return e;
@@ -105,7 +110,7 @@ TopkOutput run_topk(Device& gpu, const DeviceProblem& problem, const TopkCase& c
              TensorView::contiguous(indices->data(), DType::int32, {host.seq_len, c.k}),
              TensorView::contiguous(values->data(), DType::float32, {host.seq_len, c.k}),
              TensorView::contiguous(workspace->data(), DType::uint8, {workspace_bytes}),
-             MqaTopkOptions{.variant = c.variant});
+             MqaTopkOptions{.sorted = c.sorted, .variant = c.variant});
     TopkOutput out{std::vector<std::int32_t>(slots), std::vector<float>(slots)};
     gpu.copy_to_host(out.indices.data(), indices->data(), slots * 4);
     gpu.copy_to_host(out.values.data(), values->data(), slots * 4);
@@ -115,7 +120,7 @@ TopkOutput run_topk(Device& gpu, const DeviceProblem& problem, const TopkCase& c
 // Every slot as the CPU sort says: the same key, its logit beside it, -1 and -inf past the window.
 void check_selection(const HostProblem& host, const std::vector<float>& logits, const TopkCase& c,
                      const TopkOutput& got) {
-    const Expected want = expected_topk(host, logits, c.k);
+    const Expected want = expected_topk(host, logits, c.k, c.sorted);
     std::int64_t wrong = 0;
     std::string first;
     for (int i = 0; i < host.seq_len; ++i) {
@@ -148,8 +153,9 @@ TEST_CASE("gpu: mqa_topk selects what a sort of mqa_logits' values selects") {
         problem.run(MqaLogitsOptions{.clean_logits = false, .variant = c.variant});
         const std::vector<float> logits = problem.download_logits();
 
-        INFO(fmt::format("S={} N={} H={} k={} mask={} distinct keys={} rows per pass={} variant='{}'", c.seq_len,
-                         c.seq_len_kv, c.heads, c.k, to_string(c.mask), c.distinct_keys, c.rows_per_pass, c.variant));
+        INFO(fmt::format("S={} N={} H={} k={} mask={} distinct keys={} rows per pass={} sorted={} variant='{}'",
+                         c.seq_len, c.seq_len_kv, c.heads, c.k, to_string(c.mask), c.distinct_keys, c.rows_per_pass,
+                         c.sorted, c.variant));
         const TopkOutput first = run_topk(*gpu, problem, c);
         check_selection(host, logits, c, first);
         const TopkOutput second = run_topk(*gpu, problem, c);
@@ -175,5 +181,5 @@ TEST_CASE("gpu: mqa_topk leaves values out when none are asked for") {
              TensorView::contiguous(workspace->data(), DType::uint8, {workspace_bytes}));
     std::vector<std::int32_t> got(16 * k);
     gpu->copy_to_host(got.data(), indices->data(), got.size() * 4);
-    CHECK(got == expected_topk(host, logits, k).indices);
+    CHECK(got == expected_topk(host, logits, k, false).indices);
 }

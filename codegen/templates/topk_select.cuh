@@ -5,9 +5,10 @@
 //  2. Radix select over the keys, 11 + 11 + 10 bits: three histogram passes over the window find the
 //     k-th largest key T and how many keys equal to T the selection takes.
 //  3. One pass in index order takes every key above T and the first of those equal to T: so among
-//     equal logits the smaller key index wins.
-//  4. A bitonic sort of the selection in shared memory: logits descending, equal logits by index
-//     ascending. Slots past a window holding fewer than k keys get index -1 and logit -inf.
+//     equal logits the smaller key index wins. The selection is written in key order, or with
+//     sort_by_logit kept in shared memory for
+//  4. a bitonic sort: logits descending, equal logits by index ascending.
+// Slots past a window holding fewer than k keys get index -1 and logit -inf.
 // NaN logits (only from NaN or infinite inputs) order as their bits do: positive NaN above +inf.
 
 #include "topk_select_params.cuh"
@@ -41,7 +42,6 @@ struct SharedState {
     int warp_sums[kWarps];
     int found_bin;
     int found_above;
-    int taken_above;
 };
 
 // Exclusive prefix sum of one value per thread over the block, and the block's total. Every thread
@@ -144,43 +144,56 @@ __device__ __forceinline__ void select_row(const TopkSelectParams& p, int row, S
     const int hi = min(p.cu_ends[row], p.seq_len_kv);
     const int window = max(hi - lo, 0);
     const int k = p.k;
-    const bool take_all = window <= k;
-    unsigned threshold = 0;
-    int take_equal = 0;
-    if (!take_all) find_threshold(logits, lo, hi, k, s, threshold, take_equal);
-
-    const int above_count = take_all ? window : k - take_equal;
-    if (threadIdx.x == 0) s.taken_above = 0;
-    __syncthreads();
-    int equal_taken = 0;  // the same in every thread
-    for (int base = lo; base < hi; base += kThreads) {
-        const int j = base + threadIdx.x;
-        const unsigned key = j < hi ? orderable_key(logits[j]) : 0;
-        const bool above = j < hi && (take_all || key > threshold);
-        if (above) s.selection[atomicAdd(&s.taken_above, 1)] = selection_entry(key, j);
-        if (take_all || equal_taken >= take_equal) continue;  // uniform across the block
-        const bool equal = j < hi && key == threshold;
-        if (!__syncthreads_or(equal)) continue;
-        int total;
-        const int rank = block_exclusive_scan(equal ? 1 : 0, s.warp_sums, total);
-        if (equal && equal_taken + rank < take_equal) s.selection[above_count + equal_taken + rank] = selection_entry(key, j);
-        equal_taken += total;
-    }
-    const int count = take_all ? window : k;
-    sort_selection(s, count);
-
+    const bool sort = p.sort_by_logit != 0;
     int* indices = p.indices + row * p.indices_stride;
     float* values = p.values != nullptr ? p.values + row * p.values_stride : nullptr;
-    for (int t = threadIdx.x; t < k; t += kThreads) {
-        int index = -1;
-        float value = __int_as_float(0xff800000);  // -inf
-        if (t < count) {
-            const unsigned long long entry = s.selection[t];
-            index = static_cast<int>(0xffffffffu - static_cast<unsigned>(entry));
-            value = logit_of_key(static_cast<unsigned>(entry >> 32));
+    // Slot `slot` of the selection in key order: written out now, or kept for the sort.
+    const auto take = [&](int slot, unsigned key, int index) {
+        if (sort) {
+            s.selection[slot] = selection_entry(key, index);
+        } else {
+            indices[slot] = index;
+            if (values != nullptr) values[slot] = logit_of_key(key);
         }
-        indices[t] = index;
-        if (values != nullptr) values[t] = value;
+    };
+
+    if (window <= k) {
+        for (int j = lo + threadIdx.x; j < hi; j += kThreads) take(j - lo, orderable_key(logits[j]), j);
+    } else {
+        unsigned threshold;
+        int take_equal;
+        find_threshold(logits, lo, hi, k, s, threshold, take_equal);
+        // In key order: a key above the threshold goes after every taken key before it; a key equal
+        // to it is taken while fewer than take_equal equal keys came before.
+        int above_so_far = 0, equal_so_far = 0;  // the same in every thread
+        for (int base = lo; base < hi; base += kThreads) {
+            const int j = base + threadIdx.x;
+            const unsigned key = j < hi ? orderable_key(logits[j]) : 0;
+            const bool above = j < hi && key > threshold;
+            const bool equal = j < hi && key == threshold;
+            if (!__syncthreads_or(above || equal)) continue;
+            int total;
+            const int before = block_exclusive_scan((above ? 1 : 0) | (equal ? 1 << 16 : 0), s.warp_sums, total);
+            const int above_before = above_so_far + (before & 0xffff);
+            const int equal_before = equal_so_far + (before >> 16);
+            if (above) take(above_before + min(equal_before, take_equal), key, j);
+            if (equal && equal_before < take_equal) take(above_before + equal_before, key, j);
+            above_so_far += total & 0xffff;
+            equal_so_far += total >> 16;
+        }
+    }
+    const int count = min(window, k);
+    if (sort) {
+        sort_selection(s, count);
+        for (int t = threadIdx.x; t < count; t += kThreads) {
+            const unsigned long long entry = s.selection[t];
+            indices[t] = static_cast<int>(0xffffffffu - static_cast<unsigned>(entry));
+            if (values != nullptr) values[t] = logit_of_key(static_cast<unsigned>(entry >> 32));
+        }
+    }
+    for (int t = count + threadIdx.x; t < k; t += kThreads) {
+        indices[t] = -1;
+        if (values != nullptr) values[t] = __int_as_float(0xff800000);  // -inf
     }
     __syncthreads();  // the shared state is free for the next row
 }

@@ -15,7 +15,8 @@ struct TopkSelectParams {
 
     int rows;
     int seq_len_kv;             // N
-    int k;                      // 1 .. kTopkMaxK
+    int k;                      // 1 .. MQA_TOPK_MAX_K
+    int sort_by_logit;          // 1: each row's selection by logit descending; 0: by key ascending
 };
 
 // The most keys one row may select: the kernel sorts its selection in shared memory.

@@ -2,9 +2,11 @@
 // The indexer's top-k: for each query row i, the k keys j in [cu_starts[i], cu_ends[i]) (clamped to
 // [0, N)) with the largest logits as mqa_logits() computes them (the same kernels, so the same
 // values). docs/mqa_topk.md has the whole contract:
-// - Order: row i's indices[i, :] hold key positions (absolute, as cu_starts counts them) sorted by
-//   logit, largest first; among equal logits the smaller key index comes first, and it is also the
-//   one kept when equal logits straddle the k-th place (-0.0 counts as equal to +0.0).
+// - Which keys: among equal logits straddling the k-th place the smaller key indices are kept
+//   (-0.0 counts as equal to +0.0, and is returned as +0.0 in values).
+// - Order: row i's indices[i, :] hold key positions (absolute, as cu_starts counts them) in
+//   ascending key order; with MqaTopkOptions::sorted, by logit, largest first, equal logits by
+//   ascending key. Either way the result is deterministic: a rerun gives the same bits.
 // - A window of fewer than k keys fills the slots past it with -1 (and -inf in values).
 // - Exact: the same set as mqa_logits() followed by a full sort under that rule.
 // This path computes the logits of `rows per pass` rows at a time into the caller's workspace and
@@ -22,6 +24,9 @@ namespace mqajit {
 
 struct MqaTopkOptions {
     void* stream = nullptr;  // a CUstream (nullptr: the legacy default stream)
+    // false: each row's keys in ascending key order; true: by logit, largest first (a sort of the
+    // selection in shared memory, which costs time at short windows).
+    bool sorted = false;
     // The mqa_logits kernel that computes the scores, as MqaLogitsOptions::variant (empty: the tuned
     // table decides for each pass's shape, in clean_logits=false mode).
     std::string variant{};

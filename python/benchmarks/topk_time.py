@@ -6,7 +6,8 @@ Per shape (causal windows, D=128, k=2048, clean_logits=False), each timed with
 triton.testing.do_bench (L2 flushed before every run, median), interleaved over `--rounds`:
   logits       mqajit.mqa_logits
   bar          mqa_logits plus one read of its logits (a row max): the unfused path's lower bound
-  topk         mqajit.mqa_topk (k=2048)
+  topk         mqajit.mqa_topk (k=2048), keys in key order (the default)
+  topk_sorted  mqajit.mqa_topk (k=2048, sorted=True), keys by logit
   torch_topk   mqa_logits plus torch.topk(k=2048), for reference
 --long adds S = 1024 and 4096 over N = 131072, 262144 and 1048576: mqa_topk's time and peak memory
 (torch.cuda.max_memory_allocated over the inputs) with its default 512 MiB workspace.
@@ -43,6 +44,7 @@ def time_shape(seq_len, num_kv, heads, k, rounds):
         "logits": lambda: mqajit.mqa_logits(*args, clean_logits=False, out=logits),
         "bar": lambda: (mqajit.mqa_logits(*args, clean_logits=False, out=logits), logits.amax(dim=1)),
         "topk": lambda: mqajit.mqa_topk(*args, k=k, out=indices),
+        "topk_sorted": lambda: mqajit.mqa_topk(*args, k=k, out=indices, sorted=True),
         "torch_topk": lambda: (mqajit.mqa_logits(*args, clean_logits=False, out=logits), torch.topk(logits, k, dim=1)),
     }
     samples = {name: [] for name in calls}
@@ -85,14 +87,16 @@ def main():
     options = parser.parse_args()
     print(f"{torch.cuda.get_device_name()}, k={options.k}, causal, clean_logits=False, do_bench median (L2 flushed), "
           f"best of {options.rounds} rounds", flush=True)
-    print("  H     S      N  logits us   bar us  topk us  torch.topk us  topk/bar  topk/torch", flush=True)
+    print("  H     S      N  logits us   bar us  topk us  sorted us  torch.topk us  topk/bar  sorted/bar  topk/torch",
+          flush=True)
     rows = []
     for heads, shapes in ((32, GLM5), (64, DEEPSEEK)):
         for seq_len, num_kv in shapes:
             t = time_shape(seq_len, num_kv, heads, options.k, options.rounds)
             rows.append(dict(heads=heads, seq_len=seq_len, seq_len_kv=num_kv, **t))
             print(f"{heads:3d} {seq_len:5d} {num_kv:6d} {t['logits']:10.1f} {t['bar']:8.1f} {t['topk']:8.1f} "
-                  f"{t['torch_topk']:14.1f} {t['topk'] / t['bar']:9.3f} {t['topk'] / t['torch_topk']:11.3f}", flush=True)
+                  f"{t['topk_sorted']:10.1f} {t['torch_topk']:14.1f} {t['topk'] / t['bar']:9.3f} "
+                  f"{t['topk_sorted'] / t['bar']:11.3f} {t['topk'] / t['torch_topk']:11.3f}", flush=True)
     for heads in (32, 64):
         ratios = [r["topk"] / r["bar"] for r in rows if r["heads"] == heads]
         print(f"H={heads}: topk / bar geometric mean {statistics.geometric_mean(ratios):.3f}", flush=True)

@@ -4,9 +4,9 @@
     indices, logits = mqajit.mqa_topk(q, (kv, kv_scales), weights, cu_starts, cu_ends, return_logits=True)
 
 Row i of `indices` (int32 [S, k]) holds the k keys j in [cu_starts[i], cu_ends[i]) with the largest
-logits as mqa_logits computes them, as absolute key positions, largest logit first; among equal
-logits the smaller key comes first (and is the one kept at the k-th place). Slots past a window
-of fewer than k keys hold -1 (and -inf in `logits`). The logits of `rows per pass` rows are
+logits as mqa_logits computes them, as absolute key positions in ascending order (sorted=True: by
+logit, largest first, equal logits by key); among equal logits at the k-th place the smaller keys
+are kept. Slots past a window of fewer than k keys hold -1 (and -inf in `logits`). The logits of `rows per pass` rows are
 computed at a time into a workspace of at most `workspace_bytes` (default 512 MiB, at least one
 row), so memory is the outputs plus that workspace for any number of keys.
 """
@@ -33,8 +33,8 @@ def _outputs(hooks, out, rows, k, return_logits, device):
     return out, None
 
 
-def mqa_topk(q, kv, weights, cu_starts, cu_ends, k=2048, out=None, *, return_logits=False, workspace_bytes=None,
-             variant=None, report=None):
+def mqa_topk(q, kv, weights, cu_starts, cu_ends, k=2048, out=None, *, sorted=False, return_logits=False,
+             workspace_bytes=None, variant=None, report=None):
     """Top-k keys per row: int32 [S, k] indices, or (indices, float32 logits) with return_logits.
     `kv` is the (kv, kv_scales) pair mqa_logits takes; `out` (optional) is written instead of new
     tensors; `variant` names the mqa_logits kernel computing the scores; a dict passed as `report`
@@ -66,7 +66,7 @@ def mqa_topk(q, kv, weights, cu_starts, cu_ends, k=2048, out=None, *, return_log
     def run():
         return _mqajit.mqa_topk(*views, _views.view_of("indices", indices, device),
                                 None if logits is None else _views.view_of("logits", logits, device),
-                                _views.view_of("workspace", workspace, device), stream=stream,
+                                _views.view_of("workspace", workspace, device), sorted=bool(sorted), stream=stream,
                                 variant=variant or "", report=report is not None,
                                 num_sms=_mqajit.num_sms_setting())
 

@@ -18,7 +18,7 @@ using namespace py::literals;
 
 py::object run_topk(py::handle q, py::handle kv, py::handle kv_scales, py::handle weights, py::handle cu_starts,
                     py::handle cu_ends, py::handle indices, py::handle values, py::handle workspace,
-                    std::uintptr_t stream, std::string variant, bool report, int num_sms) {
+                    bool sorted, std::uintptr_t stream, std::string variant, bool report, int num_sms) {
     const TensorView q_view = tensor_view_from("q", q), kv_view = tensor_view_from("kv", kv),
                      scales_view = tensor_view_from("kv_scales", kv_scales),
                      weights_view = tensor_view_from("weights", weights),
@@ -29,6 +29,7 @@ py::object run_topk(py::handle q, py::handle kv, py::handle kv_scales, py::handl
                      workspace_view = tensor_view_from("workspace", workspace);
     DispatchReport dispatch_report;
     const MqaTopkOptions options{.stream = reinterpret_cast<void*>(stream),
+                                 .sorted = sorted,
                                  .variant = std::move(variant),
                                  .num_sms = num_sms,
                                  .report = report ? &dispatch_report : nullptr};
@@ -46,6 +47,7 @@ constexpr const char* kTopkDoc = R"(Writes each row's top-k keys (and optionally
 Tensors are (data_ptr, dtype, shape, strides) tuples of device memory: q, kv, kv_scales, weights,
 cu_starts, cu_ends as mqa_logits takes them; indices int32 [S, k]; values float32 [S, k] or None;
 workspace uint8 [bytes], at least mqa_topk_row_bytes(N) (mqa_topk_workspace_bytes gives a size).
+sorted=False: each row's keys in ascending key order; True: by logit, largest first.
 `variant` names the mqa_logits kernel computing the scores ("": the tuned table). With
 report=True, returns {"kernel": ..., "reason": ...}. Bad input raises ValueError before anything is launched.)";
 
@@ -53,7 +55,7 @@ report=True, returns {"kernel": ..., "reason": ...}. Bad input raises ValueError
 
 void bind_mqa_topk(py::module_& module) {
     module.def("mqa_topk", &run_topk, "q"_a, "kv"_a, "kv_scales"_a, "weights"_a, "cu_starts"_a, "cu_ends"_a,
-               "indices"_a, "values"_a, "workspace"_a, py::kw_only(), "stream"_a = 0, "variant"_a = "",
+               "indices"_a, "values"_a, "workspace"_a, py::kw_only(), "sorted"_a = false, "stream"_a = 0, "variant"_a = "",
                "report"_a = false, "num_sms"_a = 0, kTopkDoc);
     module.def("mqa_topk_row_bytes", &mqa_topk_row_bytes, "seq_len_kv"_a,
                "Bytes of float32 logits one row takes in mqa_topk's workspace.");

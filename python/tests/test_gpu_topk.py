@@ -5,8 +5,9 @@ import math
 from test_gpu import Problem, mqajit, pytest, pytestmark, torch  # noqa: F401
 
 
-def expected_topk(logits, problem, k):
-    """Indices and values by the documented rule: logit descending, equal logits by key ascending."""
+def expected_topk(logits, problem, k, sorted_by_logit=False):
+    """Indices and values by the documented rule: the selection by logit descending (equal logits by
+    key ascending), then in key order unless sorted_by_logit."""
     num_kv = logits.shape[1]
     starts = problem.cu_starts.long().clamp(0, num_kv)
     ends = problem.cu_ends.long().clamp(0, num_kv)
@@ -17,9 +18,15 @@ def expected_topk(logits, problem, k):
     values = masked.gather(1, order.long())
     counts = (ends - starts).clamp(min=0)
     empty = torch.arange(order.shape[1], device=logits.device)[None, :] >= counts[:, None]
-    return order.masked_fill(empty, -1), values.masked_fill(empty, -math.inf), masked
+    order, values = order.masked_fill(empty, -1), values.masked_fill(empty, -math.inf)
+    if not sorted_by_logit:  # taken keys ascending, the empty slots (-1) last
+        keyed = order.masked_fill(empty, torch.iinfo(torch.int32).max)
+        positions = torch.sort(keyed, dim=1).indices
+        order, values = order.gather(1, positions), values.gather(1, positions)
+    return order, values, masked
 
 
+@pytest.mark.parametrize("sorted_by_logit", [False, True])
 @pytest.mark.parametrize("heads", [32, 64])
 @pytest.mark.parametrize("rows, num_kv, windows, k, workspace_rows", [
     (256, 4096, "causal", 2048, None),
@@ -27,19 +34,20 @@ def expected_topk(logits, problem, k):
     (64, 5000, "packed", 512, 10),
     (33, 2500, "causal", 1, None),
 ])
-def test_topk_matches_a_sort_of_mqa_logits(heads, rows, num_kv, windows, k, workspace_rows):
+def test_topk_matches_a_sort_of_mqa_logits(heads, rows, num_kv, windows, k, workspace_rows, sorted_by_logit):
     problem = Problem(rows, heads, num_kv, windows, seed=rows + num_kv + heads)
     logits = mqajit.mqa_logits(*problem.arguments(), clean_logits=False)
     workspace_bytes = None if workspace_rows is None else workspace_rows * mqajit._mqajit.mqa_topk_row_bytes(num_kv)
-    indices, values = mqajit.mqa_topk(*problem.arguments(), k=k, return_logits=True, workspace_bytes=workspace_bytes)
-    want_indices, want_values, masked = expected_topk(logits[:, :num_kv], problem, k)
+    indices, values = mqajit.mqa_topk(*problem.arguments(), k=k, return_logits=True, workspace_bytes=workspace_bytes,
+                                      sorted=sorted_by_logit)
+    want_indices, want_values, masked = expected_topk(logits[:, :num_kv], problem, k, sorted_by_logit)
     assert torch.equal(indices, want_indices)
     assert torch.equal(values, want_values)
     # The same values torch.topk finds, wherever the window holds at least k keys.
     full = (want_indices >= 0).all(dim=1)
     if full.any():
         reference = torch.topk(masked[full], min(k, num_kv), dim=1).values
-        assert torch.equal(values[full], reference)
+        assert torch.equal(values[full].sort(dim=1, descending=True).values, reference)
 
 
 def test_equal_logits_across_the_kth_place_keep_the_smaller_keys():

@@ -83,9 +83,21 @@ __device__ __forceinline__ void find_threshold(const float* logits, int lo, int 
         const unsigned digit_mask = pass == 2 ? 0x3ffu : 0x7ffu;
         for (int i = threadIdx.x; i < kBins; i += kThreads) s.histogram[i] = 0;
         __syncthreads();
-        for (int j = lo + threadIdx.x; j < hi; j += kThreads) {
-            const unsigned key = orderable_key(logits[j]);
-            if ((key & prefix_mask) == prefix) atomicAdd(&s.histogram[(key >> shift) & digit_mask], 1);
+        // NOTES: four independent loads in flight per thread before their atomics; a lone load per
+        // iteration leaves the pass waiting on memory latency.
+        constexpr int kUnroll = 4;
+        for (int base = lo + threadIdx.x; base < hi; base += kUnroll * kThreads) {
+            unsigned keys[kUnroll];
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                const int j = base + u * kThreads;
+                keys[u] = j < hi ? orderable_key(logits[j]) : 0;
+            }
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                if (base + u * kThreads < hi && (keys[u] & prefix_mask) == prefix)
+                    atomicAdd(&s.histogram[(keys[u] >> shift) & digit_mask], 1);
+            }
         }
         __syncthreads();
         // Bins from the top: thread t owns bins kBins-1-4t down to kBins-4-4t.
@@ -166,9 +178,12 @@ __device__ __forceinline__ void select_row(const TopkSelectParams& p, int row, S
         // In key order: a key above the threshold goes after every taken key before it; a key equal
         // to it is taken while fewer than take_equal equal keys came before.
         int above_so_far = 0, equal_so_far = 0;  // the same in every thread
+        float next = lo + static_cast<int>(threadIdx.x) < hi ? logits[lo + threadIdx.x] : 0.0f;
         for (int base = lo; base < hi; base += kThreads) {
             const int j = base + threadIdx.x;
-            const unsigned key = j < hi ? orderable_key(logits[j]) : 0;
+            const unsigned key = orderable_key(next);
+            // The next tile's load is issued before this tile's barriers.
+            if (j + kThreads < hi) next = logits[j + kThreads];
             const bool above = j < hi && key > threshold;
             const bool equal = j < hi && key == threshold;
             if (!__syncthreads_or(above || equal)) continue;

@@ -7,22 +7,16 @@
 #include "mqajit/error.hpp"
 #include "mqajit/mqa_logits.hpp"
 #include "runtime/mqa_logits_args.hpp"
+#include "tests/fake_operands.hpp"
 
 using namespace mqajit;
 
 namespace {
 
-// Distinct, 256-byte aligned fake device addresses: nothing is dereferenced by the checks.
-void* fake(std::uintptr_t slot) { return reinterpret_cast<void*>(0x100000 + slot * 0x10000); }
+constexpr auto fake = testing::fake_device_address;
 
-struct Args {
+struct Args : testing::FakeMqaOperands {
     int s = 4, h = 32, d = 128, n = 100;
-    TensorView q = TensorView::contiguous(fake(1), DType::float8_e4m3, {4, 32, 128});
-    TensorView kv = TensorView::contiguous(fake(2), DType::float8_e4m3, {100, 128});
-    TensorView kv_scales = TensorView::contiguous(fake(3), DType::float32, {100});
-    TensorView weights = TensorView::contiguous(fake(4), DType::float32, {4, 32});
-    TensorView cu_starts = TensorView::contiguous(fake(5), DType::int32, {4});
-    TensorView cu_ends = TensorView::contiguous(fake(6), DType::int32, {4});
     TensorView logits = TensorView::contiguous(fake(7), DType::float32, {4, 100});
 
     MqaLogitsArgs make() const {

@@ -7,21 +7,15 @@
 
 #include "mqajit/error.hpp"
 #include "mqajit/mqa_topk.hpp"
+#include "tests/fake_operands.hpp"
 
 using namespace mqajit;
 
 namespace {
 
-// Distinct, 256-byte aligned fake device addresses: nothing is dereferenced by the checks.
-void* fake(std::uintptr_t slot) { return reinterpret_cast<void*>(0x100000 + slot * 0x10000); }
+constexpr auto fake = testing::fake_device_address;
 
-struct Args {
-    TensorView q = TensorView::contiguous(fake(1), DType::float8_e4m3, {4, 32, 128});
-    TensorView kv = TensorView::contiguous(fake(2), DType::float8_e4m3, {100, 128});
-    TensorView kv_scales = TensorView::contiguous(fake(3), DType::float32, {100});
-    TensorView weights = TensorView::contiguous(fake(4), DType::float32, {4, 32});
-    TensorView cu_starts = TensorView::contiguous(fake(5), DType::int32, {4});
-    TensorView cu_ends = TensorView::contiguous(fake(6), DType::int32, {4});
+struct Args : testing::FakeMqaOperands {
     TensorView indices = TensorView::contiguous(fake(7), DType::int32, {4, 16});
     TensorView values = TensorView::contiguous(fake(8), DType::float32, {4, 16});
     TensorView workspace = TensorView::contiguous(fake(9), DType::uint8, {400});
@@ -45,6 +39,12 @@ void check_rejected(const Args& a, const std::string& fragment) {
     CHECK(message.find(fragment) != std::string::npos);
 }
 
+// One change to a valid call, and what the message must say about it.
+struct Rejection {
+    void (*change)(Args&);
+    const char* fragment;
+};
+
 }  // namespace
 
 TEST_CASE("mqa_topk: workspace sizes are whole rows of 16-byte aligned float32 logits") {
@@ -61,64 +61,30 @@ TEST_CASE("mqa_topk: workspace sizes are whole rows of 16-byte aligned float32 l
     CHECK_THROWS_AS(mqa_topk_row_bytes(0), Error);
 }
 
-TEST_CASE("mqa_topk: bad outputs and workspaces are rejected before launch, saying what is wrong") {
-    {
+TEST_CASE("mqa_topk: bad arguments are rejected before launch, saying what is wrong") {
+    const Rejection rejections[] = {
+        {[](Args& a) { a.indices = TensorView::contiguous(fake(7), DType::float32, {4, 16}); }, "indices has dtype float32"},
+        {[](Args& a) {
+             a.indices = TensorView::contiguous(fake(7), DType::int32, {4, 4097});
+             a.values.data = nullptr;
+         },
+         "at most 4096 keys"},
+        {[](Args& a) { a.indices = TensorView::contiguous(fake(7), DType::int32, {3, 16}); }, "S from q"},
+        {[](Args& a) { a.indices = TensorView::strided(fake(7), DType::int32, {4, 16}, {8, 1}); }, "row stride >= k"},
+        {[](Args& a) { a.values = TensorView::contiguous(fake(8), DType::float32, {4, 15}); }, "k from indices"},
+        {[](Args& a) { a.workspace = TensorView::contiguous(fake(9), DType::uint8, {399}); },
+         "one row of logits over N = 100 keys needs 400"},
+        {[](Args& a) { a.workspace.data = static_cast<char*>(fake(9)) + 4; }, "16-byte boundary"},
+        {[](Args& a) { a.workspace = TensorView::contiguous(fake(9), DType::float32, {100}); },
+         "workspace has dtype float32"},
+        // The scores' operands are checked as mqa_logits checks them.
+        {[](Args& a) { a.weights = TensorView::contiguous(fake(4), DType::float32, {4, 64}); }, "weights"},
+        {[](Args& a) { a.cu_ends = TensorView::contiguous(fake(6), DType::int32, {5}); }, "cu_ends"},
+        {[](Args& a) { a.q = TensorView::contiguous(fake(1), DType::float32, {4, 32, 128}); }, "q has dtype float32"},
+    };
+    for (const Rejection& rejection : rejections) {
         Args a;
-        a.indices = TensorView::contiguous(fake(7), DType::float32, {4, 16});
-        check_rejected(a, "indices has dtype float32");
-    }
-    {
-        Args a;
-        a.indices = TensorView::contiguous(fake(7), DType::int32, {4, 4097});
-        a.values.data = nullptr;
-        check_rejected(a, "at most 4096 keys");
-    }
-    {
-        Args a;
-        a.indices = TensorView::contiguous(fake(7), DType::int32, {3, 16});
-        check_rejected(a, "S from q");
-    }
-    {
-        Args a;
-        a.indices = TensorView::strided(fake(7), DType::int32, {4, 16}, {8, 1});
-        check_rejected(a, "row stride >= k");
-    }
-    {
-        Args a;
-        a.values = TensorView::contiguous(fake(8), DType::float32, {4, 15});
-        check_rejected(a, "k from indices");
-    }
-    {
-        Args a;
-        a.workspace = TensorView::contiguous(fake(9), DType::uint8, {399});
-        check_rejected(a, "one row of logits over N = 100 keys needs 400");
-    }
-    {
-        Args a;
-        a.workspace.data = static_cast<char*>(fake(9)) + 4;
-        check_rejected(a, "16-byte boundary");
-    }
-    {
-        Args a;
-        a.workspace = TensorView::contiguous(fake(9), DType::float32, {100});
-        check_rejected(a, "workspace has dtype float32");
-    }
-}
-
-TEST_CASE("mqa_topk: the scores' operands are checked as mqa_logits checks them") {
-    {
-        Args a;
-        a.weights = TensorView::contiguous(fake(4), DType::float32, {4, 64});
-        check_rejected(a, "weights");
-    }
-    {
-        Args a;
-        a.cu_ends = TensorView::contiguous(fake(6), DType::int32, {5});
-        check_rejected(a, "cu_ends");
-    }
-    {
-        Args a;
-        a.q = TensorView::contiguous(fake(1), DType::float32, {4, 32, 128});
-        check_rejected(a, "q has dtype float32");
+        rejection.change(a);
+        check_rejected(a, rejection.fragment);
     }
 }

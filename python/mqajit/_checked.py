@@ -59,14 +59,7 @@ def call(function_name, q, kv, kv_scales, weights, cu_starts, cu_ends, clean_log
         return _mqajit.mqa_logits(*views, clean_logits=clean_logits, stream=stream, variant=variant or "",
                                   report=want_report, max_seqlen_k=max_seqlen_k, num_sms=_mqajit.num_sms_setting())
 
-    # NOTES: the library runs in the calling thread's current CUDA context; make it q's device.
-    if device.index is None or device.index == hooks.current_device():
-        served = run()
-    else:
-        with hooks.device_guard(device):
-            served = run()
-    if want_report:
-        report.update(served)
+    _views.run_on(hooks, device, run, report)
     return out
 
 

@@ -50,14 +50,7 @@ def _call(function_name, q, kv_cache, weights, context_lens, block_table, max_co
         return _mqajit.paged_mqa_logits(*views, clean_logits=clean_logits, stream=stream, variant=variant or "",
                                         report=report is not None, num_sms=_mqajit.num_sms_setting())
 
-    # NOTES: the library runs in the calling thread's current CUDA context; make it q's device.
-    if device.index is None or device.index == hooks.current_device():
-        served = run()
-    else:
-        with hooks.device_guard(device):
-            served = run()
-    if report is not None:
-        report.update(served)
+    _views.run_on(hooks, device, run, report)
     return out
 
 

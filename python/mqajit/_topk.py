@@ -70,12 +70,5 @@ def mqa_topk(q, kv, weights, cu_starts, cu_ends, k=2048, out=None, *, sorted=Fal
                                 variant=variant or "", report=report is not None,
                                 num_sms=_mqajit.num_sms_setting())
 
-    # NOTES: the library runs in the calling thread's current CUDA context; make it q's device.
-    if device.index is None or device.index == hooks.current_device():
-        served = run()
-    else:
-        with hooks.device_guard(device):
-            served = run()
-    if report is not None:
-        report.update(served)
+    _views.run_on(hooks, device, run, report)
     return (indices, logits) if return_logits else indices

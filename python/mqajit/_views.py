@@ -70,3 +70,15 @@ def view_of(name, tensor, device):
     if tensor_device != device:
         raise ValueError(f"{name} is on {tensor_device} but q is on {device}; put every tensor on one device")
     return (tensor.data_ptr(), _dtype_name(tensor.dtype), tuple(tensor.shape), tensor.stride())
+
+
+def run_on(hooks, device, run, report):
+    """Calls `run` with `device` current (the library runs in the calling thread's current CUDA
+    context) and fills `report`, a dict or None, with what `run` says served the call."""
+    if device.index is None or device.index == hooks.current_device():
+        served = run()
+    else:
+        with hooks.device_guard(device):
+            served = run()
+    if report is not None:
+        report.update(served)

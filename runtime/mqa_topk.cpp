@@ -98,7 +98,8 @@ void mqa_topk(const TensorView& q, const TensorView& kv, const TensorView& kv_sc
         return TensorView::strided(workspace.data, DType::float32, {rows, seq_len_kv}, {row_stride, 1});
     };
     // Every operand checked for the whole call before the first pass launches anything.
-    MqaLogitsArgs whole = make_mqa_logits_args(q, kv, kv_scales, weights, cu_starts, cu_ends, logits_of(seq_len), false);
+    MqaLogitsArgs whole =
+        make_mqa_logits_args(q, kv, kv_scales, weights, cu_starts, cu_ends, logits_of(seq_len), false);
     whole.shape.num_sms = options.num_sms;
 
     MqaLogitsOptions logits_options{.clean_logits = false, .stream = options.stream, .variant = options.variant,

@@ -63,7 +63,8 @@ TEST_CASE("mqa_topk: workspace sizes are whole rows of 16-byte aligned float32 l
 
 TEST_CASE("mqa_topk: bad arguments are rejected before launch, saying what is wrong") {
     const Rejection rejections[] = {
-        {[](Args& a) { a.indices = TensorView::contiguous(fake(7), DType::float32, {4, 16}); }, "indices has dtype float32"},
+        {[](Args& a) { a.indices = TensorView::contiguous(fake(7), DType::float32, {4, 16}); },
+         "indices has dtype float32"},
         {[](Args& a) {
              a.indices = TensorView::contiguous(fake(7), DType::int32, {4, 4097});
              a.values.data = nullptr;

@@ -27,8 +27,8 @@ struct MqaTopkOptions {
     // false: each row's keys in ascending key order; true: by logit, largest first (a sort of the
     // selection in shared memory, which costs time at short windows).
     bool sorted = false;
-    // The mqa_logits kernel that computes the scores, as MqaLogitsOptions::variant (empty: the tuned
-    // table decides for each pass's shape, in clean_logits=false mode).
+    // The mqa_logits kernel that computes the scores, as MqaLogitsOptions::variant. Empty: the one the
+    // tuned table serves the whole call's shape with (clean_logits=false) runs every pass.
     std::string variant{};
     int num_sms = 0;                   // as MqaLogitsOptions::num_sms
     DispatchReport* report = nullptr;  // which mqa_logits kernel served the last pass

@@ -25,5 +25,5 @@ _register_torch_op()
 
 __all__ = ["Explanation", "RuntimeStatus", "__version__", "device_info", "explain", "fp8_fp4_mqa_logits",
            "fp8_mqa_logits", "fp8_paged_mqa_logits", "get_num_sms", "get_paged_mqa_logits_metadata", "lookup",
-           "mqa_logits", "mqa_logits_reference", "mqa_topk", "paged_mqa_logits", "paged_mqa_logits_reference", "runtime_status",
-           "set_num_sms", "torch_op_available"]
+           "mqa_logits", "mqa_logits_reference", "mqa_topk", "paged_mqa_logits", "paged_mqa_logits_reference",
+           "runtime_status", "set_num_sms", "torch_op_available"]

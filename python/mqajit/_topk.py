@@ -6,9 +6,9 @@
 Row i of `indices` (int32 [S, k]) holds the k keys j in [cu_starts[i], cu_ends[i]) with the largest
 logits as mqa_logits computes them, as absolute key positions in ascending order (sorted=True: by
 logit, largest first, equal logits by key); among equal logits at the k-th place the smaller keys
-are kept. Slots past a window of fewer than k keys hold -1 (and -inf in `logits`). The logits of `rows per pass` rows are
-computed at a time into a workspace of at most `workspace_bytes` (default 512 MiB, at least one
-row), so memory is the outputs plus that workspace for any number of keys.
+are kept. Slots past a window of fewer than k keys hold -1 (and -inf in `logits`). The logits of
+as many rows as fit in `workspace_bytes` (default 512 MiB, at least one row) are computed at a
+time, so memory is the outputs plus that workspace for any number of keys.
 """
 
 import operator

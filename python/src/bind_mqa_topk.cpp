@@ -42,7 +42,7 @@ py::object run_topk(py::handle q, py::handle kv, py::handle kv_scales, py::handl
     return py::dict("kernel"_a = dispatch_report.kernel, "reason"_a = dispatch_report.reason);
 }
 
-constexpr const char* kTopkDoc = R"(Writes each row's top-k keys (and optionally their logits) into `indices` (and `values`), asynchronously on `stream`.
+constexpr const char* kTopkDoc = R"(Writes each row's top-k keys into `indices` (their logits into `values`), asynchronously on `stream`.
 
 Tensors are (data_ptr, dtype, shape, strides) tuples of device memory: q, kv, kv_scales, weights,
 cu_starts, cu_ends as mqa_logits takes them; indices int32 [S, k]; values float32 [S, k] or None;

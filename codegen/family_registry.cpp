@@ -9,6 +9,7 @@
 #include "codegen/families/gfx9_paged_mqa_logits/family.hpp"
 #include "codegen/families/sm80_mqa_logits/family.hpp"
 #include "codegen/families/sm90_mqa_logits/family.hpp"
+#include "codegen/families/sm90_mqa_topk/family.hpp"
 #include "codegen/families/sm90_paged_mqa_logits/family.hpp"
 #include "core/check.hpp"
 
@@ -32,12 +33,20 @@ const std::array<const PagedMqaLogitsFamily*, 2>& paged_mqa_logits_families() {
     return list;
 }
 
+const std::array<const MqaTopkFamily*, 1>& mqa_topk_families() {
+    static const std::array<const MqaTopkFamily*, 1> list = {
+        &sm90_mqa_topk_family(),
+    };
+    return list;
+}
+
 }  // namespace
 
 std::string_view to_string(KernelOp op) {
     switch (op) {
         case KernelOp::mqa_logits: return "mqa_logits";
         case KernelOp::paged_mqa_logits: return "paged_mqa_logits";
+        case KernelOp::mqa_topk: return "mqa_topk";
     }
     return "unknown";
 }
@@ -46,6 +55,7 @@ std::vector<const KernelFamily*> families_of(KernelOp op) {
     switch (op) {
         case KernelOp::mqa_logits: return {mqa_logits_families().begin(), mqa_logits_families().end()};
         case KernelOp::paged_mqa_logits: return {paged_mqa_logits_families().begin(), paged_mqa_logits_families().end()};
+        case KernelOp::mqa_topk: return {mqa_topk_families().begin(), mqa_topk_families().end()};
     }
     MQAJIT_FAIL(internal, "unknown operator {}", static_cast<int>(op));
 }
@@ -53,6 +63,7 @@ std::vector<const KernelFamily*> families_of(KernelOp op) {
 std::vector<const KernelFamily*> all_families() {
     std::vector<const KernelFamily*> all = families_of(KernelOp::mqa_logits);
     for (const KernelFamily* family : families_of(KernelOp::paged_mqa_logits)) all.push_back(family);
+    for (const KernelFamily* family : families_of(KernelOp::mqa_topk)) all.push_back(family);
     return all;
 }
 
@@ -79,6 +90,23 @@ const MqaLogitsFamily& family_for(const Variant& variant) {
     }
     MQAJIT_FAIL(unsupported, "no mqa_logits kernel family generates {} variants (variant {})", to_string(variant.op),
                 variant.name());
+}
+
+const MqaTopkFamily& topk_family_for(const Variant& variant) {
+    for (const MqaTopkFamily* family : mqa_topk_families()) {
+        if (family->op() == variant.op) return *family;
+    }
+    MQAJIT_FAIL(unsupported, "no mqa_topk kernel family generates {} variants (variant {}); fused top-k variants "
+                "start with twgmma",
+                to_string(variant.op), variant.name());
+}
+
+// The fused top-k family that computes `logits_variant`'s values, if any does.
+const MqaTopkFamily* topk_family_twinning(const Variant& logits_variant) {
+    for (const MqaTopkFamily* family : mqa_topk_families()) {
+        if (family->topk_twin(logits_variant)) return family;
+    }
+    return nullptr;
 }
 
 }  // namespace mqajit

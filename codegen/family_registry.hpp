@@ -17,6 +17,10 @@ std::vector<const KernelFamily*> all_families();
 const MqaLogitsFamily& family_for(const Variant& variant);
 // The paged_mqa_logits family that generates `variant`; throws Error(unsupported) if none.
 const PagedMqaLogitsFamily& paged_family_for(const Variant& variant);
+// The mqa_topk family that generates `variant`; throws Error(unsupported) if none.
+const MqaTopkFamily& topk_family_for(const Variant& variant);
+// The mqa_topk family whose kernels compute the values of mqa_logits variant `logits_variant`; null if none.
+const MqaTopkFamily* topk_family_twinning(const Variant& logits_variant);
 // The family of any operator that generates `variant` (matrix ops are unique across operators).
 const KernelFamily& kernel_family_for(const Variant& variant);
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,7 +26,7 @@ namespace mqajit {
 
 // The operator a family's kernels compute. Families of different operators may share a matrix
 // op (and so variant names); the registry keeps them apart by this.
-enum class KernelOp { mqa_logits, paged_mqa_logits };
+enum class KernelOp { mqa_logits, paged_mqa_logits, mqa_topk };
 
 std::string_view to_string(KernelOp op);
 
@@ -99,6 +100,20 @@ public:
     // the variant needs more than the device has, Error(invalid_argument) for operands it can't read.
     virtual LaunchPlan plan(const Variant& variant, const ProblemShape& shape, const DeviceLimits& limits,
                             const MqaLogitsParams& params) const = 0;
+};
+
+// A family of mqa_topk's fused kernel: the mqa_logits argument (with its topk_* fields set) and an
+// mqa_logits-shaped launch plan, but a kernel that keeps per-row candidates instead of logits.
+class MqaTopkFamily : public KernelFamily {
+public:
+    KernelOp kernel_op() const final { return KernelOp::mqa_topk; }
+    // As MqaLogitsFamily::plan.
+    virtual LaunchPlan plan(const Variant& variant, const ProblemShape& shape, const DeviceLimits& limits,
+                            const MqaLogitsParams& params) const = 0;
+    // The mqa_logits variant whose values this one's candidates carry (same kernel, other epilogue).
+    virtual Variant logits_twin(const Variant& variant) const = 0;
+    // This family's variant that computes `logits_variant`'s values; nullopt when it has none.
+    virtual std::optional<Variant> topk_twin(const Variant& logits_variant) const = 0;
 };
 
 // A family of the paged_mqa_logits operator: it plans launches whose argument is PagedMqaLogitsParams.

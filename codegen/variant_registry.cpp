@@ -16,6 +16,7 @@ std::string_view describe(KernelOp op) {
     switch (op) {
         case KernelOp::mqa_logits: return "mqa_logits (prefill)";
         case KernelOp::paged_mqa_logits: return "paged_mqa_logits (decode)";
+        case KernelOp::mqa_topk: return "mqa_topk (fused top-k)";
     }
     return "unknown operator's";
 }
@@ -32,6 +33,10 @@ const VariantRegistry& VariantRegistry::for_op(KernelOp op) {
         }
         case KernelOp::paged_mqa_logits: {
             static const VariantRegistry registry(families_of(KernelOp::paged_mqa_logits));
+            return registry;
+        }
+        case KernelOp::mqa_topk: {
+            static const VariantRegistry registry(families_of(KernelOp::mqa_topk));
             return registry;
         }
     }

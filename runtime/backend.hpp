@@ -69,9 +69,9 @@ public:
     // reference kernel (kPagedReferenceKernelName). Throw Error(unsupported) saying why there is none.
     virtual BaselineKernel paged_baseline(const Arch& arch, const PagedProblemShape& shape) const = 0;
     virtual PrebuiltKernel paged_reference(const Arch& arch) const = 0;
-    // The pre-built mqa_topk select kernel (kTopkSelectKernelName). Throws Error(unsupported) saying
-    // why there is none.
-    virtual PrebuiltKernel topk_select(const Arch& arch) const = 0;
+    // A pre-built mqa_topk kernel by name (the select kernel, kTopkSelectKernelName, and the fused
+    // path's helpers, codegen/topk_fused.hpp). Throws Error(unsupported) saying why there is none.
+    virtual PrebuiltKernel topk_kernel(const Arch& arch, const char* kernel_name) const = 0;
 };
 
 // The backend that serves an arch ("sm_90a" -> cuda, "gfx950" -> hip); throws Error(unsupported)

@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include "codegen/prebuilt.hpp"
-#include "codegen/topk_select.hpp"
 #include "core/check.hpp"
 #include "core/log.hpp"
 #include "runtime/kernel_request.hpp"
@@ -171,6 +170,8 @@ PrebuiltKernel CudaBackend::paged_reference(const Arch&) const {
     return {prebuilt_paged_fatbin(), kPagedReferenceKernelName};
 }
 
-PrebuiltKernel CudaBackend::topk_select(const Arch&) const { return {prebuilt_topk_fatbin(), kTopkSelectKernelName}; }
+PrebuiltKernel CudaBackend::topk_kernel(const Arch&, const char* kernel_name) const {
+    return {prebuilt_topk_fatbin(), kernel_name};
+}
 
 }  // namespace mqajit

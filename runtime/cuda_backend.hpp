@@ -42,7 +42,7 @@ public:
     PrebuiltKernel reference(const Arch& arch) const override;
     BaselineKernel paged_baseline(const Arch& arch, const PagedProblemShape& shape) const override;
     PrebuiltKernel paged_reference(const Arch& arch) const override;
-    PrebuiltKernel topk_select(const Arch& arch) const override;
+    PrebuiltKernel topk_kernel(const Arch& arch, const char* kernel_name) const override;
 
 private:
     struct Driver {

@@ -220,6 +220,24 @@ void Dispatcher::launch(DeviceState& state, const Resolved& resolved, LoadedKern
     state.device.launch(kernel, plan.config, stream, &args.params, sizeof(args.params));
 }
 
+void Dispatcher::run_topk_variant(const Variant& topk_variant, MqaLogitsArgs& args, void* stream) {
+    DeviceState& state = state_for(*backend_.current_device());
+    const std::shared_ptr<LoadedKernel> kernel =
+        backend_.generated_kernel(cache_, state.device, topk_variant, args.shape.heads, args.shape.head_dim);
+    const LaunchPlan plan = topk_family_for(topk_variant).plan(topk_variant, args.shape, state.limits, args.params);
+    fill_launch_fields(plan, state.device, args.params);
+    state.device.launch(*kernel, plan.config, stream, &args.params, sizeof(args.params));
+}
+
+void Dispatcher::prepare_topk_variant(const Variant& topk_variant, int heads, int head_dim) {
+    DeviceState& state = state_for(*backend_.current_device());
+    (void)backend_.generated_kernel(cache_, state.device, topk_variant, heads, head_dim);
+}
+
+std::shared_ptr<LoadedKernel> Dispatcher::prebuilt(const PrebuiltKernel& kernel) {
+    return prebuilt_kernel(state_for(*backend_.current_device()), kernel);
+}
+
 void Dispatcher::run_reference(MqaLogitsArgs& args, void* stream) {
     DeviceState& state = state_for(*backend_.current_device());
     const std::shared_ptr<LoadedKernel> kernel = prebuilt_kernel(state, backend_.reference(state.arch));

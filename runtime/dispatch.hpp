@@ -32,6 +32,13 @@ public:
     void run(MqaLogitsArgs& args, const MqaLogitsOptions& options);
     // The backend's reference kernel (fp32, e4m3 decoded in software), for tests, the demo and the tuner.
     void run_reference(MqaLogitsArgs& args, void* stream);
+    // mqa_topk's fused kernel: `topk_variant` (an mqa_topk family's) over args, whose topk_* fields
+    // are set; compiled and cached like a tuned variant. Errors propagate (the caller falls back).
+    void run_topk_variant(const Variant& topk_variant, MqaLogitsArgs& args, void* stream);
+    // Compiles (or finds) and loads that kernel ahead of the call's first launch.
+    void prepare_topk_variant(const Variant& topk_variant, int heads, int head_dim);
+    // A pre-built kernel, loaded on the current device (kept in the kernel cache).
+    std::shared_ptr<LoadedKernel> prebuilt(const PrebuiltKernel& kernel);
     // The decision for a call of a shape in a mode on the current device, without compiling or launching.
     KernelChoice choose(const ProblemShape& shape, bool clean_logits, const std::string& requested_variant);
     // The backend dispatch runs on (the live one).

@@ -124,7 +124,7 @@ PrebuiltKernel HipBackend::paged_reference(const Arch& arch) const {
     return {prebuilt_amd_code_object_for(arch), kPagedReferenceKernelName};
 }
 
-PrebuiltKernel HipBackend::topk_select(const Arch& arch) const {
+PrebuiltKernel HipBackend::topk_kernel(const Arch& arch, const char*) const {
     throw Error(ErrorKind::unsupported,
                 fmt::format("mqa_topk has no AMD kernels yet; this device is {} (it runs on NVIDIA GPUs)", arch.name));
 }

@@ -4,16 +4,22 @@
 #include <cstdint>
 #include <memory>
 
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "codegen/family_registry.hpp"
 #include "codegen/topk_select.hpp"
 #include "core/check.hpp"
 #include "core/log.hpp"
 #include "runtime/dispatch.hpp"
 #include "runtime/mqa_logits_args.hpp"
+#include "runtime/mqa_topk_call.hpp"
 #include "runtime/tensor_checks.hpp"
 
-// The unfused path of issue 16: the logits of a block of rows into the workspace (mqa_logits'
-// kernels, clean_logits=false), then the select kernel over each row's window; repeated until
-// every row is done. Memory stays the outputs plus the workspace for any N.
+// mqa_topk(): checks the call, picks the variant whose values it selects by, and the path (the
+// fused one where it is available and expected to win, runtime/mqa_topk_fused.cpp; otherwise the
+// unfused one, runtime/mqa_topk_unfused.cpp).
 
 namespace mqajit {
 
@@ -49,27 +55,6 @@ int check_outputs(const TensorView& indices, const TensorView& values, const Ten
     return static_cast<int>(k);
 }
 
-TensorView rows_of(const TensorView& t, std::int64_t first, std::int64_t count) {
-    TensorView part = t;
-    part.data = static_cast<char*>(t.data) + first * t.stride(0) * element_size_bytes(t.dtype);
-    part.shape[0] = count;
-    return part;
-}
-
-void launch_select(const TopkSelectParams& params, void* stream) {
-    Dispatcher& dispatcher = Dispatcher::instance();
-    Backend& backend = dispatcher.backend();
-    const std::shared_ptr<Device> device = backend.current_device();
-    const Arch arch = Arch::parse(device->arch());
-    const PrebuiltKernel select = backend.topk_select(arch);
-    const KernelKey key{.family = "prebuilt", .variant = select.kernel_name, .arch = arch.target_id(),
-                        .options_fingerprint = backend.name()};
-    const std::shared_ptr<LoadedKernel> kernel =
-        dispatcher.kernel_cache().get_prebuilt(*device, key, select.binary, select.kernel_name);
-    TopkSelectParams argument = params;
-    device->launch(*kernel, topk_select_launch_config(params.rows), stream, &argument, sizeof(argument));
-}
-
 }  // namespace
 
 std::int64_t mqa_topk_row_bytes(std::int64_t seq_len_kv) {
@@ -78,11 +63,42 @@ std::int64_t mqa_topk_row_bytes(std::int64_t seq_len_kv) {
     return (seq_len_kv + 3) / 4 * 4 * 4;
 }
 
-std::int64_t mqa_topk_workspace_bytes(std::int64_t seq_len, std::int64_t seq_len_kv, std::int64_t max_bytes) {
+std::int64_t mqa_topk_workspace_bytes(std::int64_t seq_len, std::int64_t seq_len_kv, int k, std::int64_t max_bytes) {
     MQAJIT_CHECK(seq_len >= 1 && seq_len <= kMaxIndex, "seq_len is {}; it must be 1 to {}", seq_len, kMaxIndex);
+    MQAJIT_CHECK(k >= 1 && k <= kMqaTopkMaxK, "k is {}; mqa_topk selects 1 to {} keys a row (at most {} keys)", k,
+                 kMqaTopkMaxK, kMqaTopkMaxK);
     const std::int64_t row_bytes = mqa_topk_row_bytes(seq_len_kv);
+    const std::int64_t fixed = fused_topk_layout(seq_len, seq_len_kv, k).logits;
+    if (fixed + row_bytes <= max_bytes) return fixed + std::clamp<std::int64_t>((max_bytes - fixed) / row_bytes, 1, seq_len) * row_bytes;
     return std::clamp<std::int64_t>(max_bytes / row_bytes, 1, seq_len) * row_bytes;
 }
+
+namespace {
+
+// Why the fused path cannot serve the call; empty when it can.
+std::string fused_unavailable(const TopkCall& call, const FusedTopkLayout& layout, const std::optional<Variant>& twin,
+                              const Variant& logits_variant) {
+    if (!twin) return fmt::format("no fused top-k kernel computes the values of {} (fused kernels: sm_90a wgmma)",
+                                  logits_variant.name());
+    const std::int64_t needed = layout.logits + mqa_topk_row_bytes(call.seq_len_kv);
+    if (call.workspace.size(0) < needed) {
+        return fmt::format("the workspace holds {} bytes; the fused path needs {} (mqa_topk_workspace_bytes() with k = {})",
+                           call.workspace.size(0), needed, call.k);
+    }
+    const auto kv_address = reinterpret_cast<std::uintptr_t>(call.kv.data);
+    if (kv_address % 16 != 0 || call.kv.stride(0) % 16 != 0 || call.kv.size(1) % 16 != 0) {
+        return "kv's rows must start on 16-byte boundaries for the fused path's key sample";
+    }
+    return {};
+}
+
+// NOTES: where the fused path is expected to win: windows long against its candidate buffer, so
+// that the threshold rejects most logits. Measured on the H200 (docs/PERFORMANCE.md, fused top-k).
+bool fused_expected_faster(const TopkCall& call, const FusedTopkLayout& layout) {
+    return call.seq_len_kv >= 4 * std::int64_t{layout.capacity};
+}
+
+}  // namespace
 
 void mqa_topk(const TensorView& q, const TensorView& kv, const TensorView& kv_scales, const TensorView& weights,
               const TensorView& cu_starts, const TensorView& cu_ends, const TensorView& indices,
@@ -90,59 +106,63 @@ void mqa_topk(const TensorView& q, const TensorView& kv, const TensorView& kv_sc
     MQAJIT_CHECK(options.num_sms >= 0, "options.num_sms must be 0 (all) or a positive count; got {}", options.num_sms);
     check_tensor(q, "q", DType::float8_e4m3, 3, "[S, H, D]");
     check_tensor(kv, "kv", DType::float8_e4m3, 2, "[N, D]");
-    const std::int64_t seq_len = q.size(0), seq_len_kv = kv.size(0);
-    const int k = check_outputs(indices, values, workspace, seq_len, seq_len_kv);
-    const std::int64_t row_stride = mqa_topk_row_bytes(seq_len_kv) / 4;
-    const std::int64_t rows_per_pass = std::min(seq_len, workspace.size(0) / (row_stride * 4));
-    const auto logits_of = [&](std::int64_t rows) {
-        return TensorView::strided(workspace.data, DType::float32, {rows, seq_len_kv}, {row_stride, 1});
-    };
-    // Every operand checked for the whole call before the first pass launches anything.
-    MqaLogitsArgs whole =
-        make_mqa_logits_args(q, kv, kv_scales, weights, cu_starts, cu_ends, logits_of(seq_len), false);
+    TopkCall call{.q = q, .kv = kv, .kv_scales = kv_scales, .weights = weights, .cu_starts = cu_starts,
+                  .cu_ends = cu_ends, .indices = indices, .values = values, .workspace = workspace,
+                  .options = options, .k = 0, .seq_len = q.size(0), .seq_len_kv = kv.size(0)};
+    call.k = check_outputs(indices, values, workspace, call.seq_len, call.seq_len_kv);
+    // Every operand checked for the whole call before anything launches.
+    const std::int64_t row_stride = mqa_topk_row_bytes(call.seq_len_kv) / 4;
+    const TensorView whole_logits = TensorView::strided(workspace.data, DType::float32,
+                                                        {call.seq_len, call.seq_len_kv}, {row_stride, 1});
+    MqaLogitsArgs whole = make_mqa_logits_args(q, kv, kv_scales, weights, cu_starts, cu_ends, whole_logits, false);
     whole.shape.num_sms = options.num_sms;
 
-    MqaLogitsOptions logits_options{.clean_logits = false, .stream = options.stream, .variant = options.variant,
-                                    .num_sms = options.num_sms, .report = options.report};
+    Dispatcher& dispatcher = Dispatcher::instance();
+    const KernelChoice choice = dispatcher.choose(whole.shape, false, options.variant);
     // NOTES: a pass of fewer rows could look up another tuned variant, whose head sums may round
-    // differently; every pass runs the kernel the whole call's shape is served by, so the values
-    // are those one mqa_logits() call over all rows computes.
-    bool pinned = false;
-    if (rows_per_pass < seq_len && logits_options.variant.empty()) {
-        const KernelChoice choice = Dispatcher::instance().choose(whole.shape, false, "");
-        logits_options.variant = choice.variant ? choice.variant->name() : "baseline";
-        pinned = choice.variant.has_value();
-    }
-    for (std::int64_t first = 0; first < seq_len; first += rows_per_pass) {
-        const std::int64_t rows = std::min(rows_per_pass, seq_len - first);
-        const TensorView starts = rows_of(cu_starts, first, rows), ends = rows_of(cu_ends, first, rows);
-        const TensorView q_rows = rows_of(q, first, rows), weights_rows = rows_of(weights, first, rows);
-        try {
-            mqa_logits(q_rows, kv, kv_scales, weights_rows, starts, ends, logits_of(rows), logits_options);
-        } catch (const Error& e) {
-            // As mqa_logits() does for a tuned variant that cannot be built: the baseline serves,
-            // here for every pass (nothing has run yet).
-            if (!pinned || first > 0) throw;
-            log().warn("mqa_topk: variant {} is unavailable, the baseline kernel computes the logits instead: {}",
-                       logits_options.variant, e.what());
-            logits_options.variant = "baseline";
-            mqa_logits(q_rows, kv, kv_scales, weights_rows, starts, ends, logits_of(rows), logits_options);
+    // differently; every pass (and the fused kernel) runs the kernel the whole call's shape is
+    // served by, so the values are those one mqa_logits() call over all rows computes.
+    const std::string logits_name = choice.variant ? choice.variant->name() : "baseline";
+
+    if (options.path != MqaTopkPath::unfused) {
+        const Variant logits_variant =
+            choice.variant ? *choice.variant
+                           : dispatcher.backend()
+                                 .baseline(Arch::parse(dispatcher.backend().current_device()->arch()),
+                                           static_cast<int>(whole.shape.heads), static_cast<int>(whole.shape.head_dim))
+                                 .variant;
+        const FusedTopkLayout layout = fused_topk_layout(call.seq_len, call.seq_len_kv, call.k);
+        const MqaTopkFamily* family = topk_family_twinning(logits_variant);
+        const std::optional<Variant> twin = family ? family->topk_twin(logits_variant) : std::nullopt;
+        const std::string unavailable = fused_unavailable(call, layout, twin, logits_variant);
+        MQAJIT_CHECK_KIND(unsupported, options.path != MqaTopkPath::fused || unavailable.empty(),
+                          "mqa_topk: the fused path cannot serve this call: {}", unavailable);
+        if (unavailable.empty() && (options.path == MqaTopkPath::fused || fused_expected_faster(call, layout))) {
+            bool prepared = true;
+            try {
+                dispatcher.prepare_topk_variant(*twin, whole.shape.heads, whole.shape.head_dim);
+            } catch (const Error& e) {
+                if (options.path == MqaTopkPath::fused) throw;
+                log().warn("mqa_topk: the fused kernel {} is unavailable, the unfused path serves instead: {}",
+                           twin->name(), e.what());
+                prepared = false;
+            }
+            if (prepared) {
+                run_fused(call, layout, *twin, logits_variant);
+                if (options.report) {
+                    *options.report = {fmt::format("fused {}", twin->name()),
+                                       fmt::format("the fused path, with the twin of {} ({})", logits_name, choice.reason)};
+                }
+                return;
+            }
         }
-        TopkSelectParams params{};
-        params.logits = static_cast<const float*>(workspace.data);
-        params.cu_starts = static_cast<const int*>(starts.data);
-        params.cu_ends = static_cast<const int*>(ends.data);
-        params.indices = static_cast<int*>(rows_of(indices, first, rows).data);
-        params.values = values.data != nullptr ? static_cast<float*>(rows_of(values, first, rows).data) : nullptr;
-        params.logits_stride = row_stride;
-        params.indices_stride = indices.stride(0);
-        params.values_stride = values.data != nullptr ? values.stride(0) : 0;
-        params.rows = static_cast<int>(rows);
-        params.seq_len_kv = static_cast<int>(seq_len_kv);
-        params.k = k;
-        params.sort_by_logit = options.sorted ? 1 : 0;
-        launch_select(params, options.stream);
     }
+
+    // The variant is pinned only when the table's choice for a block of rows could differ.
+    const std::int64_t rows_per_pass = std::min(call.seq_len, workspace.size(0) / (row_stride * 4));
+    const std::string pinned = rows_per_pass < call.seq_len || !options.variant.empty() ? logits_name : "";
+    run_unfused_passes(call, 0, pinned, cu_starts, cu_ends, nullptr);
+    if (options.report) *options.report = {logits_name, fmt::format("the unfused path: {}", choice.reason)};
 }
 
 }  // namespace mqajit

@@ -16,6 +16,7 @@
 #include "codegen/families/gfx9_paged_mqa_logits/family.hpp"
 #include "codegen/families/sm80_mqa_logits/family.hpp"
 #include "codegen/families/sm90_mqa_logits/family.hpp"
+#include "codegen/families/sm90_mqa_topk/family.hpp"
 #include "codegen/families/sm90_paged_mqa_logits/family.hpp"
 #include "codegen/family_registry.hpp"
 #include "codegen/templates.hpp"
@@ -56,11 +57,14 @@ TEST_CASE("families: the registry lists each family once, in the order variants 
     CHECK(families[1] == &sm80_mqa_logits_family());
     CHECK(families[2] == &gfx9_mqa_logits_family());
     const std::vector<const KernelFamily*> all = all_families();
-    REQUIRE(all.size() == 5);  // then the decode families
+    REQUIRE(all.size() == 6);  // then the decode families, then the fused top-k one
     CHECK(std::vector(all.begin(), all.begin() + 3) == families);
     CHECK(all[3] == &sm90_paged_mqa_logits_family());
     CHECK(all[4] == &gfx9_paged_mqa_logits_family());
     CHECK(families_of(KernelOp::paged_mqa_logits) == std::vector<const KernelFamily*>{all[3], all[4]});
+    CHECK(all[5] == &sm90_mqa_topk_family());
+    CHECK(families_of(KernelOp::mqa_topk) == std::vector<const KernelFamily*>{all[5]});
+    CHECK(to_string(KernelOp::mqa_topk) == "mqa_topk");
     std::set<MatrixOp> ops;
     for (const KernelFamily* family : families) {
         CHECK(family->kernel_op() == KernelOp::mqa_logits);

@@ -7,6 +7,7 @@
 
 #include "mqajit/error.hpp"
 #include "mqajit/mqa_topk.hpp"
+#include "runtime/mqa_topk_layout.hpp"
 #include "tests/fake_operands.hpp"
 
 using namespace mqajit;
@@ -47,17 +48,30 @@ struct Rejection {
 
 }  // namespace
 
-TEST_CASE("mqa_topk: workspace sizes are whole rows of 16-byte aligned float32 logits") {
+TEST_CASE("mqa_topk: workspace sizes are the fused path's fixed part and whole rows of float32 logits") {
     CHECK(mqa_topk_row_bytes(1) == 16);
     CHECK(mqa_topk_row_bytes(100) == 400);
     CHECK(mqa_topk_row_bytes(101) == 416);
-    // As many rows as fit, at least one, at most S.
-    CHECK(mqa_topk_workspace_bytes(4096, 32768) == 4096 * 32768 * 4);  // 512 MiB holds all 4096 rows
-    CHECK(mqa_topk_workspace_bytes(8192, 32768) == 4096 * 32768 * 4);
-    CHECK(mqa_topk_workspace_bytes(10, 100, 1000) == 2 * 400);
-    CHECK(mqa_topk_workspace_bytes(10, 100, 1) == 400);
-    CHECK(mqa_topk_workspace_bytes(4096, 1 << 20, std::int64_t{512} << 20) == 128 * (std::int64_t{4} << 20));
-    CHECK_THROWS_AS(mqa_topk_workspace_bytes(0, 100), Error);
+    const std::int64_t mib = std::int64_t{1} << 20;
+    // The fixed part: 2.5 k candidate slots of 8 bytes per row dominate it.
+    const FusedTopkLayout layout = fused_topk_layout(4096, 32768, 2048);
+    CHECK(layout.capacity == 5120);
+    CHECK(layout.sample_stride == 32);
+    CHECK(layout.sample_len == 1024);
+    CHECK(layout.logits >= 4096 * 5120 * 8);
+    CHECK(layout.logits < 4096 * 5120 * 8 + mib);
+    CHECK(fused_topk_layout(10, 100, 1).capacity == 1024);
+    CHECK(fused_topk_layout(10, 100, 1).sample_stride == 1);
+    // The fixed part, then as many rows as fit in what is left, at least one, at most S.
+    const std::int64_t rows_left = (512 * mib - layout.logits) / (32768 * 4);
+    CHECK(mqa_topk_workspace_bytes(4096, 32768, 2048) == layout.logits + rows_left * 32768 * 4);
+    CHECK(mqa_topk_workspace_bytes(10, 100, 16, 1 << 30) == fused_topk_layout(10, 100, 16).logits + 10 * 400);
+    // Without room for the fixed part: the unfused path's whole rows.
+    CHECK(mqa_topk_workspace_bytes(10, 100, 16, 1000) == 2 * 400);
+    CHECK(mqa_topk_workspace_bytes(10, 100, 16, 1) == 400);
+    CHECK_THROWS_AS(mqa_topk_workspace_bytes(0, 100, 16), Error);
+    CHECK_THROWS_AS(mqa_topk_workspace_bytes(10, 100, 0), Error);
+    CHECK_THROWS_AS(mqa_topk_workspace_bytes(10, 100, kMqaTopkMaxK + 1), Error);
     CHECK_THROWS_AS(mqa_topk_row_bytes(0), Error);
 }
 

@@ -1,7 +1,9 @@
 // mqa_topk on a real GPU: each row's selection against a CPU sort of the same call's mqa_logits
 // values (the orders and tie rule of include/mqajit/mqa_topk.hpp), on fresh random data, with
 // windows wider and narrower than k, empty windows, tied logits across the k-th place, one pass
-// and many, key order and logit order, poisoned outputs and a bitwise rerun.
+// and many, key order and logit order, poisoned outputs and a bitwise rerun; by the unfused path
+// and, on sm_90a, by the fused one (whose candidates overflow or fall short on the tied rows, so
+// that its fallback runs too).
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -48,6 +50,12 @@ const TopkCase kCases[] = {
     {4, 9000, 32, kMqaTopkMaxK, MaskKind::full, -1, 0, true},      // the largest k
     {4, 9000, 64, kMqaTopkMaxK, MaskKind::full, -1, 0, false},
     {130, 2048, 32, 512, MaskKind::packed, -1, 64, false, "baseline"},
+    // Windows past the fused path's candidate buffer (2.5 k): its thresholds come from the sample.
+    {64, 40000, 32, 2048, MaskKind::causal, -1, 0, false},
+    {64, 40000, 64, 2048, MaskKind::causal, -1, 16, true},
+    {48, 30000, 32, 1024, MaskKind::random_windows, -1, 0, false},
+    {24, 12000, 32, 2048, MaskKind::full, 100, 0, false},  // ties past the buffer: the fallback serves
+    {24, 12000, 64, 2048, MaskKind::full, 0, 7, true},
 };
 
 std::uint64_t fresh_seed() {
@@ -96,21 +104,31 @@ struct TopkOutput {
     std::vector<float> values;
 };
 
-TopkOutput run_topk(Device& gpu, const DeviceProblem& problem, const TopkCase& c) {
+TopkOutput run_topk(Device& gpu, const DeviceProblem& problem, const TopkCase& c, MqaTopkPath path) {
     const HostProblem& host = problem.host();
     const auto slots = static_cast<std::size_t>(host.seq_len) * c.k;
     auto indices = gpu.allocate(slots * 4), values = gpu.allocate(slots * 4);
     fill_floats(gpu, *indices, kPoisonBits);
     fill_floats(gpu, *values, kPoisonBits);
     const std::int64_t rows_per_pass = c.rows_per_pass > 0 ? c.rows_per_pass : host.seq_len;
-    const std::int64_t workspace_bytes = rows_per_pass * mqa_topk_row_bytes(host.seq_len_kv);
+    const std::int64_t row_bytes = mqa_topk_row_bytes(host.seq_len_kv);
+    // The fused path's fixed part (the largest workspace less its S rows of logits), then the rows.
+    const std::int64_t fixed_bytes =
+        path == MqaTopkPath::fused
+            ? mqa_topk_workspace_bytes(host.seq_len, host.seq_len_kv, c.k, std::int64_t{1} << 40) -
+                  host.seq_len * row_bytes
+            : 0;
+    const std::int64_t workspace_bytes = fixed_bytes + rows_per_pass * row_bytes;
     auto workspace = gpu.allocate(static_cast<std::size_t>(workspace_bytes));
+    fill_floats(gpu, *workspace, kPoisonBits);
     const DeviceProblem::Views v = problem.views();
+    DispatchReport report;
     mqa_topk(v.q, v.kv, v.kv_scales, v.weights, v.cu_starts, v.cu_ends,
              TensorView::contiguous(indices->data(), DType::int32, {host.seq_len, c.k}),
              TensorView::contiguous(values->data(), DType::float32, {host.seq_len, c.k}),
              TensorView::contiguous(workspace->data(), DType::uint8, {workspace_bytes}),
-             MqaTopkOptions{.sorted = c.sorted, .variant = c.variant});
+             MqaTopkOptions{.sorted = c.sorted, .variant = c.variant, .path = path, .report = &report});
+    CHECK(report.kernel.starts_with("fused ") == (path == MqaTopkPath::fused));
     TopkOutput out{std::vector<std::int32_t>(slots), std::vector<float>(slots)};
     gpu.copy_to_host(out.indices.data(), indices->data(), slots * 4);
     gpu.copy_to_host(out.values.data(), values->data(), slots * 4);
@@ -144,6 +162,8 @@ void check_selection(const HostProblem& host, const std::vector<float>& logits, 
 
 TEST_CASE("gpu: mqa_topk selects what a sort of mqa_logits' values selects") {
     MQAJIT_REQUIRE_GPU();
+    std::vector<MqaTopkPath> paths = {MqaTopkPath::unfused};
+    if (gpu->arch() == "sm_90a") paths.push_back(MqaTopkPath::fused);
     for (const TopkCase& c : kCases) {
         const std::uint64_t seed = fresh_seed();
         HostProblem host = make_problem(c.seq_len, c.seq_len_kv, c.heads, 128, c.mask, seed);
@@ -153,14 +173,17 @@ TEST_CASE("gpu: mqa_topk selects what a sort of mqa_logits' values selects") {
         problem.run(MqaLogitsOptions{.clean_logits = false, .variant = c.variant});
         const std::vector<float> logits = problem.download_logits();
 
-        INFO(fmt::format("S={} N={} H={} k={} mask={} distinct keys={} rows per pass={} sorted={} variant='{}'",
-                         c.seq_len, c.seq_len_kv, c.heads, c.k, to_string(c.mask), c.distinct_keys, c.rows_per_pass,
-                         c.sorted, c.variant));
-        const TopkOutput first = run_topk(*gpu, problem, c);
-        check_selection(host, logits, c, first);
-        const TopkOutput second = run_topk(*gpu, problem, c);
-        CHECK(first.indices == second.indices);
-        CHECK(std::memcmp(first.values.data(), second.values.data(), first.values.size() * 4) == 0);
+        for (const MqaTopkPath path : paths) {
+            INFO(fmt::format("S={} N={} H={} k={} mask={} distinct keys={} rows per pass={} sorted={} variant='{}' "
+                             "path={}",
+                             c.seq_len, c.seq_len_kv, c.heads, c.k, to_string(c.mask), c.distinct_keys,
+                             c.rows_per_pass, c.sorted, c.variant, path == MqaTopkPath::fused ? "fused" : "unfused"));
+            const TopkOutput first = run_topk(*gpu, problem, c, path);
+            check_selection(host, logits, c, first);
+            const TopkOutput second = run_topk(*gpu, problem, c, path);
+            CHECK(first.indices == second.indices);
+            CHECK(std::memcmp(first.values.data(), second.values.data(), first.values.size() * 4) == 0);
+        }
     }
 }
 
@@ -173,7 +196,7 @@ TEST_CASE("gpu: mqa_topk leaves values out when none are asked for") {
     const int k = 300;
     auto indices = gpu->allocate(16 * k * 4);
     fill_floats(*gpu, *indices, kPoisonBits);
-    const std::int64_t workspace_bytes = mqa_topk_workspace_bytes(16, 3000);
+    const std::int64_t workspace_bytes = mqa_topk_workspace_bytes(16, 3000, k);
     auto workspace = gpu->allocate(static_cast<std::size_t>(workspace_bytes));
     const DeviceProblem::Views v = problem.views();
     mqa_topk(v.q, v.kv, v.kv_scales, v.weights, v.cu_starts, v.cu_ends,

@@ -21,7 +21,7 @@ struct OpSpelling {
 };
 constexpr std::array kOps = {OpSpelling{MatrixOp::wgmma, "wgmma"}, OpSpelling{MatrixOp::mma, "mma"},
                              OpSpelling{MatrixOp::mfma, "mfma"}, OpSpelling{MatrixOp::pwgmma, "pwgmma"},
-                             OpSpelling{MatrixOp::pmfma, "pmfma"}};
+                             OpSpelling{MatrixOp::pmfma, "pmfma"}, OpSpelling{MatrixOp::twgmma, "twgmma"}};
 
 // The "_<tag><value>" fields after the shape, in the order they must appear.
 enum FieldIndex : std::size_t { kBkv, kRows, kWarps, kStages, kNumFields };
@@ -67,7 +67,7 @@ MatrixOp parse_op(std::string_view name, std::string_view head, std::size_t* op_
         }
     }
     const std::string_view letters(head.begin(), std::ranges::find_if_not(head, is_letter));
-    reject(name, fmt::format("unknown op '{}'; the name starts with wgmma, mma, mfma, pwgmma or pmfma", letters));
+    reject(name, fmt::format("unknown op '{}'; the name starts with wgmma, mma, mfma, pwgmma, pmfma or twgmma", letters));
 }
 
 struct FieldText {

@@ -4,7 +4,8 @@
 //
 //   <op><M>x<N>x<K>_bkv<B>_r<R>_w<W>[_lds<S>]
 //   op = wgmma (sm_90a), mma (sm_80+ mma.sync), mfma (gfx942/gfx950): mqa_logits (prefill);
-//        pwgmma (sm_90a, "paged wgmma"), pmfma (gfx942/gfx950, "paged mfma"): paged_mqa_logits (decode)
+//        pwgmma (sm_90a, "paged wgmma"), pmfma (gfx942/gfx950, "paged mfma"): paged_mqa_logits (decode);
+//        twgmma (sm_90a, "top-k wgmma"): mqa_topk's fused kernel
 
 #include <compare>
 #include <string>
@@ -12,7 +13,7 @@
 
 namespace mqajit {
 
-enum class MatrixOp { wgmma, mma, mfma, pwgmma, pmfma };
+enum class MatrixOp { wgmma, mma, mfma, pwgmma, pmfma, twgmma };
 
 std::string_view to_string(MatrixOp op);
 

@@ -1,6 +1,8 @@
-// The mqa_topk select kernel nvcc compiles at build time, for every arch of the fatbin: it needs
-// nothing arch-specific, and serves mqa_topk() on every NVIDIA GPU the library runs on.
+// The mqa_topk kernels nvcc compiles at build time, for every arch of the fatbin: they need nothing
+// arch-specific. The select kernel serves the unfused path on every NVIDIA GPU; the fused path's
+// helpers serve around the twgmma kernel (sm_90a).
 
-#include "topk_select.cuh"
+#include "topk_fused.cuh"
 
 MQA_TOPK_SELECT_KERNEL(mqa_topk_select)
+MQA_TOPK_FUSED_KERNELS(mqa_topk_sample, mqa_topk_thresholds, mqa_topk_candidates)

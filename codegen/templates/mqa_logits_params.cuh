@@ -32,6 +32,14 @@ struct MqaLogitsParams {
     int logits_bf16;            // 1: logits are bfloat16 (rounded to nearest even), 0: float32
     int compressed_columns;     // 0: dense rows. > 0: row i holds key column j at j - cu_starts[i], below this count
 
+    // The mqa_topk family's kernels only (null and 0 otherwise): they store no logits; a logit inside
+    // row i's window that is not below topk_thresholds[i] goes to row i's candidate buffer.
+    const float* topk_thresholds; // [S]
+    int* topk_counts;             // [S], zero before the launch: candidates found (may exceed the capacity)
+    int* topk_keys;               // [S, topk_capacity]: key columns, in no particular order
+    float* topk_values;           // [S, topk_capacity]: their logits
+    int topk_capacity;            // slots per row; candidates past it are counted and dropped
+
     MqaTensorMap tma_q;         // 3-D map over q (d, h, s), for TMA families
     MqaTensorMap tma_kv;        // 2-D map over kv (d, n), for TMA families
 };

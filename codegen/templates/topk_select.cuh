@@ -36,12 +36,17 @@ __device__ __forceinline__ unsigned long long selection_entry(unsigned key, int 
     return (static_cast<unsigned long long>(key) << 32) | (0xffffffffu - static_cast<unsigned>(index));
 }
 
-struct SharedState {
+// What a radix select and a block scan need.
+struct RadixState {
     int histogram[kBins];
-    unsigned long long selection[MQA_TOPK_MAX_K];
     int warp_sums[kWarps];
     int found_bin;
     int found_above;
+};
+
+struct SharedState {
+    RadixState radix;
+    unsigned long long selection[MQA_TOPK_MAX_K];
 };
 
 // Exclusive prefix sum of one value per thread over the block, and the block's total. Every thread
@@ -72,9 +77,11 @@ __device__ __forceinline__ int block_exclusive_scan(int value, int* warp_sums, i
     return result;
 }
 
-// Radix select: the k-th largest key of the window, and how many keys equal to it the top k holds.
-__device__ __forceinline__ void find_threshold(const float* logits, int lo, int hi, int k, SharedState& s,
-                                               unsigned& threshold, int& take_equal) {
+// Radix select over items [0, count): the k-th largest key among the present ones, and how many keys
+// equal to it the top k holds. key_at(i, key) sets item i's key and says whether the item is present.
+template <class KeyAt>
+__device__ __forceinline__ void radix_select(int count, const KeyAt& key_at, int k, RadixState& s,
+                                             unsigned& threshold, int& take_equal) {
     unsigned prefix = 0, prefix_mask = 0;
     int remaining = k;
 #pragma unroll 1
@@ -86,16 +93,18 @@ __device__ __forceinline__ void find_threshold(const float* logits, int lo, int 
         // NOTES: four independent loads in flight per thread before their atomics; a lone load per
         // iteration leaves the pass waiting on memory latency.
         constexpr int kUnroll = 4;
-        for (int base = lo + threadIdx.x; base < hi; base += kUnroll * kThreads) {
+        for (int base = threadIdx.x; base < count; base += kUnroll * kThreads) {
             unsigned keys[kUnroll];
+            bool present[kUnroll];
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) {
-                const int j = base + u * kThreads;
-                keys[u] = j < hi ? orderable_key(logits[j]) : 0;
+                const int i = base + u * kThreads;
+                keys[u] = 0;
+                present[u] = i < count && key_at(i, keys[u]);
             }
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) {
-                if (base + u * kThreads < hi && (keys[u] & prefix_mask) == prefix)
+                if (present[u] && (keys[u] & prefix_mask) == prefix)
                     atomicAdd(&s.histogram[(keys[u] >> shift) & digit_mask], 1);
             }
         }
@@ -127,11 +136,24 @@ __device__ __forceinline__ void find_threshold(const float* logits, int lo, int 
     take_equal = remaining;
 }
 
+// The k-th largest logit of logits[lo, hi) as a key, and how many equal to it the top k holds.
+__device__ __forceinline__ void find_threshold(const float* logits, int lo, int hi, int k, RadixState& s,
+                                               unsigned& threshold, int& take_equal) {
+    const float* window = logits + lo;
+    radix_select(
+        hi - lo,
+        [window](int i, unsigned& key) {
+            key = orderable_key(window[i]);
+            return true;
+        },
+        k, s, threshold, take_equal);
+}
+
 // Descending bitonic sort of selection[0, count); count <= MQA_TOPK_MAX_K.
-__device__ __forceinline__ void sort_selection(SharedState& s, int count) {
+__device__ __forceinline__ void sort_selection(unsigned long long* selection, int count) {
     int padded = 1;
     while (padded < count) padded <<= 1;
-    for (int i = count + threadIdx.x; i < padded; i += kThreads) s.selection[i] = 0;  // below every entry
+    for (int i = count + threadIdx.x; i < padded; i += kThreads) selection[i] = 0;  // below every entry
     for (int size = 2; size <= padded; size <<= 1) {
         for (int stride = size / 2; stride > 0; stride >>= 1) {
             __syncthreads();
@@ -139,15 +161,23 @@ __device__ __forceinline__ void sort_selection(SharedState& s, int count) {
                 const int partner = i ^ stride;
                 if (partner <= i) continue;
                 const bool descending = (i & size) == 0;
-                const unsigned long long a = s.selection[i], b = s.selection[partner];
+                const unsigned long long a = selection[i], b = selection[partner];
                 if (descending ? a < b : a > b) {
-                    s.selection[i] = b;
-                    s.selection[partner] = a;
+                    selection[i] = b;
+                    selection[partner] = a;
                 }
             }
         }
     }
     __syncthreads();
+}
+
+// Slots [count, k) of a row hold no key: index -1, logit -inf.
+__device__ __forceinline__ void fill_empty_slots(int* indices, float* values, int count, int k) {
+    for (int t = count + threadIdx.x; t < k; t += kThreads) {
+        indices[t] = -1;
+        if (values != nullptr) values[t] = __int_as_float(0xff800000);  // -inf
+    }
 }
 
 __device__ __forceinline__ void select_row(const TopkSelectParams& p, int row, SharedState& s) {
@@ -174,7 +204,7 @@ __device__ __forceinline__ void select_row(const TopkSelectParams& p, int row, S
     } else {
         unsigned threshold;
         int take_equal;
-        find_threshold(logits, lo, hi, k, s, threshold, take_equal);
+        find_threshold(logits, lo, hi, k, s.radix, threshold, take_equal);
         // In key order: a key above the threshold goes after every taken key before it; a key equal
         // to it is taken while fewer than take_equal equal keys came before.
         int above_so_far = 0, equal_so_far = 0;  // the same in every thread
@@ -188,7 +218,7 @@ __device__ __forceinline__ void select_row(const TopkSelectParams& p, int row, S
             const bool equal = j < hi && key == threshold;
             if (!__syncthreads_or(above || equal)) continue;
             int total;
-            const int before = block_exclusive_scan((above ? 1 : 0) | (equal ? 1 << 16 : 0), s.warp_sums, total);
+            const int before = block_exclusive_scan((above ? 1 : 0) | (equal ? 1 << 16 : 0), s.radix.warp_sums, total);
             const int above_before = above_so_far + (before & 0xffff);
             const int equal_before = equal_so_far + (before >> 16);
             if (above) take(above_before + min(equal_before, take_equal), key, j);
@@ -199,17 +229,14 @@ __device__ __forceinline__ void select_row(const TopkSelectParams& p, int row, S
     }
     const int count = min(window, k);
     if (sort) {
-        sort_selection(s, count);
+        sort_selection(s.selection, count);
         for (int t = threadIdx.x; t < count; t += kThreads) {
             const unsigned long long entry = s.selection[t];
             indices[t] = static_cast<int>(0xffffffffu - static_cast<unsigned>(entry));
             if (values != nullptr) values[t] = logit_of_key(static_cast<unsigned>(entry >> 32));
         }
     }
-    for (int t = count + threadIdx.x; t < k; t += kThreads) {
-        indices[t] = -1;
-        if (values != nullptr) values[t] = __int_as_float(0xff800000);  // -inf
-    }
+    fill_empty_slots(indices, values, count, k);
     __syncthreads();  // the shared state is free for the next row
 }
 
@@ -218,5 +245,7 @@ __device__ __forceinline__ void select_row(const TopkSelectParams& p, int row, S
 #define MQA_TOPK_SELECT_KERNEL(name)                                                            \
     extern "C" __global__ void __launch_bounds__(mqa_topk::kThreads) name(const TopkSelectParams p) { \
         __shared__ mqa_topk::SharedState shared;                                                \
-        for (int row = blockIdx.x; row < p.rows; row += gridDim.x) mqa_topk::select_row(p, row, shared); \
+        for (int row = blockIdx.x; row < p.rows; row += gridDim.x) {                            \
+            if (p.only_rows == nullptr || p.only_rows[row] != 0) mqa_topk::select_row(p, row, shared); \
+        }                                                                                       \
     }

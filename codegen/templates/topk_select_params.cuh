@@ -8,6 +8,7 @@ struct TopkSelectParams {
     const int* cu_ends;         // [rows]
     int* indices;               // int32 [rows, k]: k stride 1
     float* values;              // float32 [rows, k], or null: the selected logits beside the indices
+    const int* only_rows;       // [rows], or null: rows whose entry is 0 are left as they are
 
     long long logits_stride;    // elements between rows
     long long indices_stride;

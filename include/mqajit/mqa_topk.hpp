@@ -9,9 +9,11 @@
 //   ascending key. Either way the result is deterministic: a rerun gives the same bits.
 // - A window of fewer than k keys fills the slots past it with -1 (and -inf in values).
 // - Exact: the same set as mqa_logits() followed by a full sort under that rule.
-// This path computes the logits of `rows per pass` rows at a time into the caller's workspace and
-// selects from them, so device memory is the outputs plus a workspace of the caller's choosing,
-// however large N is (mqa_topk_workspace_bytes()).
+// Two paths compute it (MqaTopkPath): the unfused one writes the logits of a block of rows into the
+// caller's workspace and selects from them; the fused one (sm_90a) never writes the logits: its
+// kernel keeps per row only the logits above a threshold estimated from a sample of the keys, and
+// selects from those. Either way device memory is the outputs plus a workspace of the caller's
+// choosing, however large N is (mqa_topk_workspace_bytes()).
 
 #include <cstdint>
 #include <string>
@@ -22,6 +24,12 @@
 
 namespace mqajit {
 
+enum class MqaTopkPath {
+    automatic,  // the fused path where it is available and expected to be faster
+    fused,      // the fused path, or Error(unsupported) saying why it cannot serve the call
+    unfused,    // mqa_logits into the workspace, then the select kernel
+};
+
 struct MqaTopkOptions {
     void* stream = nullptr;  // a CUstream (nullptr: the legacy default stream)
     // false: each row's keys in ascending key order; true: by logit, largest first (a sort of the
@@ -31,7 +39,10 @@ struct MqaTopkOptions {
     // tuned table serves the whole call's shape with (clean_logits=false) runs every pass.
     std::string variant{};
     int num_sms = 0;                   // as MqaLogitsOptions::num_sms
-    DispatchReport* report = nullptr;  // which mqa_logits kernel served the last pass
+    MqaTopkPath path = MqaTopkPath::automatic;
+    // The path and the kernel that computed the scores: "fused <twgmma variant>" or the mqa_logits
+    // kernel of the unfused path's last pass, and why.
+    DispatchReport* report = nullptr;
 };
 
 // The most keys a row may select.
@@ -39,17 +50,21 @@ inline constexpr int kMqaTopkMaxK = 4096;
 
 // Bytes of float32 logits one row takes in the workspace (N rounded up to 16 bytes).
 MQAJIT_API std::int64_t mqa_topk_row_bytes(std::int64_t seq_len_kv);
-// The workspace for a call over S rows and N keys that computes as many rows per pass as fit in
-// `max_bytes` (at least one: the result is never below mqa_topk_row_bytes(N)), and never more than S.
-MQAJIT_API std::int64_t mqa_topk_workspace_bytes(std::int64_t seq_len, std::int64_t seq_len_kv,
+// The workspace for a call over S rows and N keys selecting k: the fused path's fixed part
+// (candidate buffers of about 2.5 k slots per row, the key sample, per-row state) when it fits in
+// `max_bytes` with one row of logits, plus as many rows of logits as fit in what is left (never more
+// than S); otherwise the unfused path's, as many rows as fit in `max_bytes`. Never below
+// mqa_topk_row_bytes(N).
+MQAJIT_API std::int64_t mqa_topk_workspace_bytes(std::int64_t seq_len, std::int64_t seq_len_kv, int k,
                                                  std::int64_t max_bytes = std::int64_t{512} << 20);
 
 // q, kv, kv_scales, weights, cu_starts, cu_ends: as mqa_logits() takes them.
 // indices:   int32 [S, k], k dense, row stride >= k; 1 <= k <= kMqaTopkMaxK.
 // values:    float32 [S, k] beside them (the selected logits, -inf in empty slots), k dense; or a
 //            view with a null data pointer for none.
-// workspace: uint8 [bytes], dense, 16-byte aligned, at least mqa_topk_row_bytes(N): the call
-//            computes floor(bytes / mqa_topk_row_bytes(N)) rows per pass.
+// workspace: uint8 [bytes], dense, 16-byte aligned, at least mqa_topk_row_bytes(N). The unfused
+//            path computes floor(bytes / mqa_topk_row_bytes(N)) rows per pass; the fused path
+//            needs its fixed part first (mqa_topk_workspace_bytes()), and is not taken without it.
 // Asynchronous on `stream`, never synchronizes, allocates nothing after the first call for a shape.
 // Bad input raises mqajit::Error (invalid_argument) before anything is launched; a device without
 // the select kernel (AMD, for now) raises Error(unsupported).

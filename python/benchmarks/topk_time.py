@@ -6,11 +6,12 @@ Per shape (causal windows, D=128, k=2048, clean_logits=False), each timed with
 triton.testing.do_bench (L2 flushed before every run, median), interleaved over `--rounds`:
   logits       mqajit.mqa_logits
   bar          mqa_logits plus one read of its logits (a row max): the unfused path's lower bound
-  topk         mqajit.mqa_topk (k=2048), keys in key order (the default)
-  topk_sorted  mqajit.mqa_topk (k=2048, sorted=True), keys by logit
+  fused        mqajit.mqa_topk (k=2048, path="fused"), keys in key order (the default)
+  unfused      mqajit.mqa_topk (k=2048, path="unfused")
+  fused_sorted mqajit.mqa_topk (k=2048, path="fused", sorted=True), keys by logit
   torch_topk   mqa_logits plus torch.topk(k=2048), for reference
 --long adds S = 1024 and 4096 over N = 131072, 262144 and 1048576: mqa_topk's time and peak memory
-(torch.cuda.max_memory_allocated over the inputs) with its default 512 MiB workspace.
+(torch.cuda.max_memory_allocated over the inputs) with its default 512 MiB workspace, both paths.
 """
 
 import argparse
@@ -45,8 +46,9 @@ def time_shape(seq_len, num_kv, heads, k, rounds):
     calls = {
         "logits": lambda: mqajit.mqa_logits(*args, clean_logits=False, out=logits),
         "bar": lambda: (mqajit.mqa_logits(*args, clean_logits=False, out=logits), logits.amax(dim=1)),
-        "topk": lambda: mqajit.mqa_topk(*args, k=k, out=indices),
-        "topk_sorted": lambda: mqajit.mqa_topk(*args, k=k, out=indices, sorted=True),
+        "fused": lambda: mqajit.mqa_topk(*args, k=k, out=indices, path="fused"),
+        "unfused": lambda: mqajit.mqa_topk(*args, k=k, out=indices, path="unfused"),
+        "fused_sorted": lambda: mqajit.mqa_topk(*args, k=k, out=indices, sorted=True, path="fused"),
         "torch_topk": lambda: (mqajit.mqa_logits(*args, clean_logits=False, out=logits), torch.topk(logits, k, dim=1)),
     }
     samples = {name: [] for name in calls}
@@ -63,19 +65,20 @@ def long_context(heads, k):
             torch.cuda.empty_cache()
             args = problem(seq_len, num_kv, heads)
             indices = torch.empty(seq_len, k, dtype=torch.int32, device="cuda")
-            torch.cuda.synchronize()
-            base = torch.cuda.memory_allocated()
-            torch.cuda.reset_peak_memory_stats()
-            mqajit.mqa_topk(*args, k=k, out=indices)
-            torch.cuda.synchronize()
-            peak = torch.cuda.max_memory_allocated() - base
-            us = 1000 * triton.testing.do_bench(lambda: mqajit.mqa_topk(*args, k=k, out=indices), warmup=2, rep=20,
-                                                return_mode="median")
-            rows.append(dict(heads=heads, seq_len=seq_len, seq_len_kv=num_kv, topk_us=us, peak_extra_mib=peak / 2**20,
-                             logits_mib=seq_len * num_kv * 4 / 2**20))
-            print(f"long H={heads} S={seq_len} N={num_kv}: mqa_topk {us:.0f} us, peak memory beyond the inputs and "
-                  f"outputs {peak / 2**20:.0f} MiB (the whole logits would be {seq_len * num_kv * 4 / 2**20:.0f} MiB)",
-                  flush=True)
+            for path in ("fused", "unfused"):
+                torch.cuda.synchronize()
+                base = torch.cuda.memory_allocated()
+                torch.cuda.reset_peak_memory_stats()
+                mqajit.mqa_topk(*args, k=k, out=indices, path=path)
+                torch.cuda.synchronize()
+                peak = torch.cuda.max_memory_allocated() - base
+                us = 1000 * triton.testing.do_bench(lambda: mqajit.mqa_topk(*args, k=k, out=indices, path=path),
+                                                    warmup=2, rep=20, return_mode="median")
+                rows.append(dict(heads=heads, seq_len=seq_len, seq_len_kv=num_kv, path=path, topk_us=us,
+                                 peak_extra_mib=peak / 2**20, logits_mib=seq_len * num_kv * 4 / 2**20))
+                print(f"long H={heads} S={seq_len} N={num_kv} {path}: mqa_topk {us:.0f} us, peak memory beyond the "
+                      f"inputs and outputs {peak / 2**20:.0f} MiB (the whole logits would be "
+                      f"{seq_len * num_kv * 4 / 2**20:.0f} MiB)", flush=True)
             del args, indices
     return rows
 
@@ -89,19 +92,21 @@ def main():
     options = parser.parse_args()
     print(f"{torch.cuda.get_device_name()}, k={options.k}, causal, clean_logits=False, do_bench median (L2 flushed), "
           f"best of {options.rounds} rounds", flush=True)
-    print("  H     S      N  logits us   bar us  topk us  sorted us  torch.topk us  topk/bar  sorted/bar  topk/torch",
-          flush=True)
+    print("  H     S      N  logits us   bar us  fused us  unfused us  f.sorted us  torch.topk us  fused/bar  "
+          "unfused/bar  f.sorted/bar  fused/torch", flush=True)
     rows = []
     for heads, shapes in ((32, H32_SHAPES), (64, H64_SHAPES)):
         for seq_len, num_kv in shapes:
             t = time_shape(seq_len, num_kv, heads, options.k, options.rounds)
             rows.append(dict(heads=heads, seq_len=seq_len, seq_len_kv=num_kv, **t))
-            print(f"{heads:3d} {seq_len:5d} {num_kv:6d} {t['logits']:10.1f} {t['bar']:8.1f} {t['topk']:8.1f} "
-                  f"{t['topk_sorted']:10.1f} {t['torch_topk']:14.1f} {t['topk'] / t['bar']:9.3f} "
-                  f"{t['topk_sorted'] / t['bar']:11.3f} {t['topk'] / t['torch_topk']:11.3f}", flush=True)
+            print(f"{heads:3d} {seq_len:5d} {num_kv:6d} {t['logits']:10.1f} {t['bar']:8.1f} {t['fused']:9.1f} "
+                  f"{t['unfused']:11.1f} {t['fused_sorted']:12.1f} {t['torch_topk']:14.1f} {t['fused'] / t['bar']:10.3f} "
+                  f"{t['unfused'] / t['bar']:12.3f} {t['fused_sorted'] / t['bar']:13.3f} "
+                  f"{t['fused'] / t['torch_topk']:12.3f}", flush=True)
     for heads in (32, 64):
-        ratios = [r["topk"] / r["bar"] for r in rows if r["heads"] == heads]
-        print(f"H={heads}: topk / bar geometric mean {statistics.geometric_mean(ratios):.3f}", flush=True)
+        for path in ("fused", "unfused"):
+            ratios = [r[path] / r["bar"] for r in rows if r["heads"] == heads]
+            print(f"H={heads}: {path} / bar geometric mean {statistics.geometric_mean(ratios):.3f}", flush=True)
     long_rows = long_context(32, options.k) + long_context(64, options.k) if options.long else []
     if options.json:
         with open(options.json, "w") as f:

@@ -8,7 +8,9 @@ logits as mqa_logits computes them, as absolute key positions in ascending order
 logit, largest first, equal logits by key); among equal logits at the k-th place the smaller keys
 are kept. Slots past a window of fewer than k keys hold -1 (and -inf in `logits`). The logits of
 as many rows as fit in `workspace_bytes` (default 512 MiB, at least one row) are computed at a
-time, so memory is the outputs plus that workspace for any number of keys.
+time, so memory is the outputs plus that workspace for any number of keys. On sm_90a a fused path
+(path="auto" picks it where it is expected to win, path="fused" asks for it) never computes the
+logits matrix: its kernel keeps only each row's candidates, from a 2.5 k-slot buffer per row.
 """
 
 import operator
@@ -34,11 +36,11 @@ def _outputs(hooks, out, rows, k, return_logits, device):
 
 
 def mqa_topk(q, kv, weights, cu_starts, cu_ends, k=2048, out=None, *, sorted=False, return_logits=False,
-             workspace_bytes=None, variant=None, report=None):
+             workspace_bytes=None, variant=None, report=None, path="auto"):
     """Top-k keys per row: int32 [S, k] indices, or (indices, float32 logits) with return_logits.
     `kv` is the (kv, kv_scales) pair mqa_logits takes; `out` (optional) is written instead of new
-    tensors; `variant` names the mqa_logits kernel computing the scores; a dict passed as `report`
-    receives {"kernel", "reason"}."""
+    tensors; `variant` names the mqa_logits kernel computing the scores; `path` is "auto", "fused"
+    or "unfused"; a dict passed as `report` receives {"kernel", "reason"}."""
     if not isinstance(kv, tuple) or len(kv) != 2:
         raise ValueError(f"kv is {type(kv).__name__}; pass the pair (kv, kv_scales): float8_e4m3fn [N, D] and "
                          "float32 [N]")
@@ -59,7 +61,7 @@ def mqa_topk(q, kv, weights, cu_starts, cu_ends, k=2048, out=None, *, sorted=Fal
     keys = max(kv.shape[0] if len(kv.shape) >= 1 else 1, 1)
     indices, logits = _outputs(hooks, out, rows, k, bool(return_logits), device)
     max_bytes = (512 << 20) if workspace_bytes is None else operator.index(workspace_bytes)
-    workspace = hooks.empty_strided((_mqajit.mqa_topk_workspace_bytes(max(rows, 1), keys, max_bytes),), (1,),
+    workspace = hooks.empty_strided((_mqajit.mqa_topk_workspace_bytes(max(rows, 1), keys, k, max_bytes),), (1,),
                                     dtype=hooks.uint8, device=device)
     stream = hooks.current_raw_stream(device.index)
 
@@ -68,7 +70,7 @@ def mqa_topk(q, kv, weights, cu_starts, cu_ends, k=2048, out=None, *, sorted=Fal
                                 None if logits is None else _views.view_of("logits", logits, device),
                                 _views.view_of("workspace", workspace, device), sorted=bool(sorted), stream=stream,
                                 variant=variant or "", report=report is not None,
-                                num_sms=_mqajit.num_sms_setting())
+                                num_sms=_mqajit.num_sms_setting(), path=str(path))
 
     _views.run_on(hooks, device, run, report)
     return (indices, logits) if return_logits else indices

@@ -18,7 +18,8 @@ using namespace py::literals;
 
 py::object run_topk(py::handle q, py::handle kv, py::handle kv_scales, py::handle weights, py::handle cu_starts,
                     py::handle cu_ends, py::handle indices, py::handle values, py::handle workspace,
-                    bool sorted, std::uintptr_t stream, std::string variant, bool report, int num_sms) {
+                    bool sorted, std::uintptr_t stream, std::string variant, bool report, int num_sms,
+                    const std::string& path) {
     const TensorView q_view = tensor_view_from("q", q), kv_view = tensor_view_from("kv", kv),
                      scales_view = tensor_view_from("kv_scales", kv_scales),
                      weights_view = tensor_view_from("weights", weights),
@@ -27,11 +28,20 @@ py::object run_topk(py::handle q, py::handle kv, py::handle kv_scales, py::handl
                      indices_view = tensor_view_from("indices", indices),
                      values_view = values.is_none() ? TensorView{} : tensor_view_from("values", values),
                      workspace_view = tensor_view_from("workspace", workspace);
+    MqaTopkPath topk_path = MqaTopkPath::automatic;
+    if (path == "fused") {
+        topk_path = MqaTopkPath::fused;
+    } else if (path == "unfused") {
+        topk_path = MqaTopkPath::unfused;
+    } else if (path != "auto") {
+        throw py::value_error("path is '" + path + "'; pass 'auto', 'fused' or 'unfused'");
+    }
     DispatchReport dispatch_report;
     const MqaTopkOptions options{.stream = reinterpret_cast<void*>(stream),
                                  .sorted = sorted,
                                  .variant = std::move(variant),
                                  .num_sms = num_sms,
+                                 .path = topk_path,
                                  .report = report ? &dispatch_report : nullptr};
     {
         py::gil_scoped_release released;
@@ -48,7 +58,9 @@ Tensors are (data_ptr, dtype, shape, strides) tuples of device memory: q, kv, kv
 cu_starts, cu_ends as mqa_logits takes them; indices int32 [S, k]; values float32 [S, k] or None;
 workspace uint8 [bytes], at least mqa_topk_row_bytes(N) (mqa_topk_workspace_bytes gives a size).
 sorted=False: each row's keys in ascending key order; True: by logit, largest first.
-`variant` names the mqa_logits kernel computing the scores ("": the tuned table). With
+`variant` names the mqa_logits kernel computing the scores ("": the tuned table). path: "auto"
+(the fused path where it is available and expected to win), "fused" (or an error saying why it
+cannot serve) or "unfused". With
 report=True, returns {"kernel": ..., "reason": ...}. Bad input raises ValueError before anything is launched.)";
 
 }  // namespace
@@ -56,13 +68,13 @@ report=True, returns {"kernel": ..., "reason": ...}. Bad input raises ValueError
 void bind_mqa_topk(py::module_& module) {
     module.def("mqa_topk", &run_topk, "q"_a, "kv"_a, "kv_scales"_a, "weights"_a, "cu_starts"_a, "cu_ends"_a,
                "indices"_a, "values"_a, "workspace"_a, py::kw_only(), "sorted"_a = false, "stream"_a = 0, "variant"_a = "",
-               "report"_a = false, "num_sms"_a = 0, kTopkDoc);
+               "report"_a = false, "num_sms"_a = 0, "path"_a = "auto", kTopkDoc);
     module.def("mqa_topk_row_bytes", &mqa_topk_row_bytes, "seq_len_kv"_a,
                "Bytes of float32 logits one row takes in mqa_topk's workspace.");
-    module.def("mqa_topk_workspace_bytes", &mqa_topk_workspace_bytes, "seq_len"_a, "seq_len_kv"_a,
+    module.def("mqa_topk_workspace_bytes", &mqa_topk_workspace_bytes, "seq_len"_a, "seq_len_kv"_a, "k"_a,
                "max_bytes"_a = std::int64_t{512} << 20,
-               "The workspace for S rows over N keys computing as many rows per pass as fit in max_bytes (at "
-               "least one row, at most S).");
+               "The workspace for S rows over N keys selecting k: the fused path's fixed part where it fits in "
+               "max_bytes, then as many rows of logits as fit (at least one row, at most S).");
 }
 
 }  // namespace mqajit::python

@@ -26,6 +26,11 @@ def expected_topk(logits, problem, k, sorted_by_logit=False):
     return order, values, masked
 
 
+def fused_available():
+    return torch.cuda.get_device_capability() == (9, 0)
+
+
+@pytest.mark.parametrize("path", ["unfused", "fused"])
 @pytest.mark.parametrize("sorted_by_logit", [False, True])
 @pytest.mark.parametrize("heads", [32, 64])
 @pytest.mark.parametrize("rows, num_kv, windows, k, workspace_rows", [
@@ -33,13 +38,23 @@ def expected_topk(logits, problem, k, sorted_by_logit=False):
     (100, 3000, "random", 2048, 7),   # windows narrower and wider than k, empty ones, many passes
     (64, 5000, "packed", 512, 10),
     (33, 2500, "causal", 1, None),
+    (64, 40000, "causal", 2048, None),  # past the fused path's candidate buffer: sampled thresholds
+    (48, 20000, "random", 1024, 5),
 ])
-def test_topk_matches_a_sort_of_mqa_logits(heads, rows, num_kv, windows, k, workspace_rows, sorted_by_logit):
+def test_topk_matches_a_sort_of_mqa_logits(heads, rows, num_kv, windows, k, workspace_rows, sorted_by_logit, path):
+    if path == "fused" and not fused_available():
+        pytest.skip("the fused path runs on sm_90a only")
     problem = Problem(rows, heads, num_kv, windows, seed=rows + num_kv + heads)
     logits = mqajit.mqa_logits(*problem.arguments(), clean_logits=False)
-    workspace_bytes = None if workspace_rows is None else workspace_rows * mqajit._mqajit.mqa_topk_row_bytes(num_kv)
+    workspace_bytes = None
+    if workspace_rows is not None:
+        row_bytes = mqajit._mqajit.mqa_topk_row_bytes(num_kv)
+        fixed = mqajit._mqajit.mqa_topk_workspace_bytes(rows, num_kv, k, 1 << 40) - rows * row_bytes
+        workspace_bytes = (fixed if path == "fused" else 0) + workspace_rows * row_bytes
+    report = {}
     indices, values = mqajit.mqa_topk(*problem.arguments(), k=k, return_logits=True, workspace_bytes=workspace_bytes,
-                                      sorted=sorted_by_logit)
+                                      sorted=sorted_by_logit, path=path, report=report)
+    assert report["kernel"].startswith("fused ") == (path == "fused")
     want_indices, want_values, masked = expected_topk(logits[:, :num_kv], problem, k, sorted_by_logit)
     assert torch.equal(indices, want_indices)
     assert torch.equal(values, want_values)
@@ -77,6 +92,8 @@ def test_bad_arguments_say_what_is_wrong():
         mqajit.mqa_topk(*problem.arguments(), k=0)
     with pytest.raises(ValueError, match="pair"):
         mqajit.mqa_topk(problem.q, problem.kv, problem.weights, problem.cu_starts, problem.cu_ends)
+    with pytest.raises(ValueError, match="path is 'fast'"):
+        mqajit.mqa_topk(*problem.arguments(), k=5, path="fast")
     with pytest.raises(ValueError, match="return_logits"):
         mqajit.mqa_topk(*problem.arguments(), k=5, out=torch.empty(4, 5, dtype=torch.int32, device="cuda"),
                         return_logits=True)

@@ -59,7 +59,7 @@ std::vector<AotTarget> select_targets(const Arch& arch, const std::vector<std::s
         if (item == "all") {
             for (int h : heads_list)
                 for (int d : head_dims)
-                    for (const KernelOp op : {KernelOp::mqa_logits, KernelOp::paged_mqa_logits})
+                    for (const KernelOp op : {KernelOp::mqa_logits, KernelOp::paged_mqa_logits, KernelOp::mqa_topk})
                         for (const Variant& v : VariantRegistry::for_op(op).variants(arch, h, d)) add(v, h, d);
         } else if (item == "table") {
             // Both operators' tables: the prefill rows, then the decode ones.

@@ -39,7 +39,9 @@ struct Row {
 };
 
 const VariantRegistry& selected_registry(const VariantsOptions& options) {
-    return VariantRegistry::for_op(options.op == "paged_mqa_logits" ? KernelOp::paged_mqa_logits : KernelOp::mqa_logits);
+    if (options.op == "paged_mqa_logits") return VariantRegistry::for_op(KernelOp::paged_mqa_logits);
+    if (options.op == "mqa_topk") return VariantRegistry::for_op(KernelOp::mqa_topk);
+    return VariantRegistry::for_op(KernelOp::mqa_logits);
 }
 
 std::vector<Arch> selected_archs(const VariantsOptions& options) {
@@ -141,7 +143,7 @@ void add_variants_command(CLI::App& app, CommandContext& context) {
     options->heads_option->needs(head_dim_option);
     head_dim_option->needs(options->heads_option);
     command->add_flag("--json", options->json, "Print a JSON array instead of a table");
-    add_op_option(*command, options->op);
+    add_op_option(*command, options->op, true);
     command->callback([options, &context] {
         run_variants(*options);
         context.exit_code = kOk;

@@ -11,8 +11,14 @@ namespace mqajit::cli {
 enum ExitCode : int { kOk = 0, kCheckFailed = 1, kUsage = 2 };
 
 // --op for the commands that serve both operators: mqa_logits (prefill, the default) or
-// paged_mqa_logits (decode).
-inline CLI::Option* add_op_option(CLI::App& command, std::string& op) {
+// paged_mqa_logits (decode); with_topk adds mqa_topk (its fused kernels).
+inline CLI::Option* add_op_option(CLI::App& command, std::string& op, bool with_topk = false) {
+    if (with_topk) {
+        return command
+            .add_option("--op", op,
+                        "Operator: mqa_logits (prefill, the default), paged_mqa_logits (decode) or mqa_topk (fused top-k)")
+            ->check(CLI::IsMember({"mqa_logits", "paged_mqa_logits", "mqa_topk"}));
+    }
     return command.add_option("--op", op, "Operator: mqa_logits (prefill, the default) or paged_mqa_logits (decode)")
         ->check(CLI::IsMember({"mqa_logits", "paged_mqa_logits"}));
 }

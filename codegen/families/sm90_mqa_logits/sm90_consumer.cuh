@@ -10,7 +10,7 @@
 namespace mqa_sm90 {
 
 // Writes -inf to the unit's columns outside its computed tiles; math threads share the work.
-template <class C, bool kGeneralOutput>
+template <class C, Output kOutput>
 __device__ __forceinline__ void fill_uncomputed(const MqaLogitsParams& p, const Unit& unit, int math_thread) {
     const int computed_begin = min(unit.col_end, unit.tile_begin * C::kBlockKv);
     const int computed_end = unit.tile_end == unit.tile_begin ? computed_begin
@@ -20,7 +20,7 @@ __device__ __forceinline__ void fill_uncomputed(const MqaLogitsParams& p, const 
     for (int r = 0; r < C::kRows; ++r) {
         const int row = unit.first_row + r;
         if (row >= p.seq_len) break;
-        if constexpr (kGeneralOutput) {
+        if constexpr (kOutput == Output::general) {
             const mqa_output::LogitsRow out = mqa_output::logits_row(p, row);
             mqa_output::fill_negative_infinity(p, out, before, math_thread, kMathThreads);
             mqa_output::fill_negative_infinity(p, out, after, math_thread, kMathThreads);
@@ -80,7 +80,7 @@ struct ThreadWeights<C, true> {
 };
 
 // One math warpgroup's view of the unit it is working on.
-template <class C, bool kGeneralOutput>
+template <class C, Output kOutput>
 struct MathGroup {
     using Accumulators = float[C::kMTiles][C::kN / 2];
     using Scales = float[C::kMTiles][2];
@@ -92,7 +92,7 @@ struct MathGroup {
     const int group_row = lane / 4;  // accumulator row inside the warp's 16
     const int quad_lane = lane % 4;  // which column pair of each 8-column block
     ThreadWeights<C> weights;
-    OwnedResults<C::kRows, kGeneralOutput> owned;
+    OwnedResults<C::kRows, kOutput> owned;
     u32 q_descriptor = 0;  // low words (descriptor_low): the current q-block's tile
     const u32 kv_descriptor = descriptor_low<C::kHeadDim>(smem.kv_tiles);  // stage 0's
 
@@ -222,10 +222,10 @@ struct MathGroup {
     }
 };
 
-// kGeneralOutput: bf16 logits or compressed rows (OwnedResults says why it is a separate path).
-template <class C, bool kGeneralOutput>
+// Output::general: bf16 logits or compressed rows (OwnedResults says why it is a separate path).
+template <class C, Output kOutput>
 __device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLayout& smem, int math_group) {
-    MathGroup<C, kGeneralOutput> group(p, smem);
+    MathGroup<C, kOutput> group(p, smem);
     const int math_thread = math_group * 128 + threadIdx.x % 128;
     float acc_a[C::kMTiles][C::kN / 2];
     float acc_b[C::kPipelined ? C::kMTiles : 1][C::kPipelined ? C::kN / 2 : 1];
@@ -233,7 +233,9 @@ __device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLa
     u32 tile_counter = 0, q_counter = 0;
     for (int round = 0, position; (position = unit_position(round)) < num_units<C>(p); ++round) {
         const Unit unit = describe_unit<C::kRows, C::kBlockKv>(p, position);
-        if (p.clean_logits) fill_uncomputed<C, kGeneralOutput>(p, unit, math_thread);
+        if constexpr (kOutput != Output::candidates) {
+            if (p.clean_logits) fill_uncomputed<C, kOutput>(p, unit, math_thread);
+        }
         if (unit.tile_end == unit.tile_begin) continue;
 
         group.weights.load(p, unit, group.quad_lane, smem.weights, math_group);

@@ -51,17 +51,22 @@ __device__ __forceinline__ void reduce_quad(float (&sums)[2 * kRows], int quad_l
     }
 }
 
+// What the kernel does with a logit: dense float32 rows, any mqa_logits_output.cuh placement, or
+// (the mqa_topk family) a per-row candidate buffer (OwnedResults' specialization there).
+enum class Output { dense, general, candidates };
+
 // Where one lane's results of a q-block go: the output row of each held result and its bounds.
-// kGeneralOutput false: dense float32 rows, what engines call (the kernel entry picks it when the
+// Output::dense: dense float32 rows, what engines call (the kernel entry picks it when the
 // call asks for neither bf16 nor compressed rows); `lower`/`upper` are the row's clamped window,
-// for clean_logits' -inf. kGeneralOutput true: any mqa_logits_output.cuh placement; with compressed
+// for clean_logits' -inf. Output::general: any mqa_logits_output.cuh placement; with compressed
 // rows (no clean_logits) `lower`/`upper` are the key columns the row holds.
 // NOTES: the general path's per-store branches (dtype, placement) cost 25-35% of the whole kernel
 // at S >= 1024 when every call took it (H200, 2026-12-02), hence a dense path without them. A third
 // instantiation (branch-free dense bf16) made the float32 r8_w2 rows 10-16% slower (one register
 // allocation over all paths): a faster bf16 wants its own kernel, not another path in this one.
-template <int kRows, bool kGeneralOutput>
+template <int kRows, Output kOutput>
 struct OwnedResults {
+    static constexpr bool kGeneralOutput = kOutput == Output::general;
     using R = QuadReduction<kRows>;
     char* row_base[R::kHeld];  // the row's key column 0 (mqa_output::LogitsRow::base); null past seq_len
     int half[R::kHeld];        // 0: KV column col, 1: col + 8

@@ -193,7 +193,8 @@ __device__ __forceinline__ u32 dynamic_shared_bytes() {
     return bytes;
 }
 
-template <class C>
+// kCandidates: the mqa_topk family's kernel (its epilogue keeps candidates instead of storing logits).
+template <class C, bool kCandidates = false>
 __device__ __forceinline__ void sm90_mqa_logits_body(const MqaLogitsParams& p) {
     extern __shared__ __align__(1024) unsigned char raw_shared[];
     if (dynamic_shared_bytes() < C::kSharedBytes || p.heads != C::kHeads || p.head_dim != C::kHeadDim) __trap();
@@ -218,10 +219,12 @@ __device__ __forceinline__ void sm90_mqa_logits_body(const MqaLogitsParams& p) {
         return;
     }
     if constexpr (C::kMathGroups > 1) registers_claim<C::kMathRegisters>();
-    if (p.logits_bf16 || p.compressed_columns > 0) {
-        consume<C, true>(p, smem, warpgroup - 1);
+    if constexpr (kCandidates) {
+        consume<C, Output::candidates>(p, smem, warpgroup - 1);
+    } else if (p.logits_bf16 || p.compressed_columns > 0) {
+        consume<C, Output::general>(p, smem, warpgroup - 1);
     } else {
-        consume<C, false>(p, smem, warpgroup - 1);
+        consume<C, Output::dense>(p, smem, warpgroup - 1);
     }
 }
 

@@ -1,0 +1,250 @@
+#pragma once
+// The fused path of mqa_topk, around the twgmma kernel (codegen/families/sm90_mqa_topk), which
+// keeps per row the logits not below a threshold instead of storing them all:
+//  1. mqa_topk_sample: every sample_stride-th key of kv (and its scale) into a dense sample, and
+//     each row's window in sample keys. mqa_logits then scores the sample.
+//  2. mqa_topk_thresholds: per row, a threshold the row's top k should clear with room to spare:
+//     the sample logit of rank oversample x k x (sample window / window), so that about
+//     oversample x k keys of the whole window reach it. A window that fits the buffer keeps all.
+//  3. (the twgmma kernel appends the candidates.)
+//  4. mqa_topk_candidates: per row, exact top k of the candidates when they hold it: at least
+//     min(k, window) of them (so the k-th largest logit of the window is at or above the
+//     threshold and every key of the top k is a candidate) and no more than the buffer keeps.
+//     Otherwise the row is marked failed and the unfused path computes it. The selection is then
+//     written in key order (a bitmap of the window gives each key its rank) or sorted by logit.
+// The rule for ties is the select kernel's: among equal logits at the k-th place, smaller keys.
+
+#include "topk_fused_params.cuh"
+#include "topk_select.cuh"
+
+namespace mqa_topk {
+
+constexpr int kRankWords = MQA_TOPK_RANK_SEGMENT / 32;
+static_assert(kRankWords == 4 * kThreads, "each thread scans four words of the rank bitmap");
+
+__device__ __forceinline__ void clamp_window(const int* starts, const int* ends, int row, int n, int& lo, int& hi) {
+    lo = min(max(starts[row], 0), n);
+    hi = min(max(ends[row], 0), n);
+    if (hi < lo) hi = lo;
+}
+
+__device__ __forceinline__ int ceil_div_int(int a, int b) { return (a + b - 1) / b; }
+
+__device__ __forceinline__ void sample_kv(const TopkFusedParams& p) {
+    const long long thread = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const long long threads = static_cast<long long>(gridDim.x) * blockDim.x;
+    const int chunks_per_row = p.head_dim / 16;
+    const long long chunks = static_cast<long long>(p.sample_len) * chunks_per_row;
+    for (long long c = thread; c < chunks; c += threads) {
+        const long long i = c / chunks_per_row, part = c % chunks_per_row;
+        const uint4* from = reinterpret_cast<const uint4*>(p.kv + i * p.sample_stride * p.kv_stride) + part;
+        reinterpret_cast<uint4*>(p.sample_kv + i * p.head_dim)[part] = *from;
+    }
+    for (long long i = thread; i < p.sample_len; i += threads) p.sample_scales[i] = p.kv_scales[i * p.sample_stride];
+    for (long long row = thread; row < p.rows; row += threads) {
+        int lo, hi;
+        clamp_window(p.cu_starts, p.cu_ends, static_cast<int>(row), p.seq_len_kv, lo, hi);
+        p.sample_starts[row] = ceil_div_int(lo, p.sample_stride);
+        p.sample_ends[row] = ceil_div_int(hi, p.sample_stride);
+    }
+}
+
+__device__ __forceinline__ void threshold_row(const TopkFusedParams& p, int row, RadixState& s) {
+    int lo, hi;
+    clamp_window(p.cu_starts, p.cu_ends, row, p.seq_len_kv, lo, hi);
+    const int window = hi - lo;
+    const int sample_lo = p.sample_starts[row], sample_hi = p.sample_ends[row];
+    const int sample_window = sample_hi - sample_lo;
+    float threshold = __int_as_float(0xff800000);  // -inf: keep the whole window
+    if (window > p.capacity && sample_window > 0) {
+        const double wanted = static_cast<double>(p.oversample) * p.k * sample_window / window;
+        const int rank = max(1, static_cast<int>(ceil(wanted)));
+        if (rank <= sample_window) {
+            unsigned key;
+            int take_equal;
+            find_threshold(p.sample_logits + row * p.sample_logits_stride, sample_lo, sample_hi, rank, s, key,
+                           take_equal);
+            threshold = logit_of_key(key);
+        }
+    }
+    if (threadIdx.x == 0) {
+        p.thresholds[row] = threshold;
+        p.counts[row] = 0;
+    }
+    __syncthreads();
+}
+
+// The candidate-select stage's shared memory: the row's candidates, then a bitmap and its word
+// prefixes for the key-order ranking or the selection for the sort.
+struct CandidateArea {
+    float* values;
+    int* keys;
+    unsigned* bitmap;                  // [kRankWords]
+    int* word_prefix;                  // [kRankWords]
+    unsigned long long* selection;     // [MQA_TOPK_MAX_K], over bitmap and word_prefix
+};
+
+__device__ __forceinline__ CandidateArea carve_candidates(unsigned char* raw, int capacity) {
+    CandidateArea a;
+    a.selection = reinterpret_cast<unsigned long long*>(raw);
+    a.bitmap = reinterpret_cast<unsigned*>(raw);
+    a.word_prefix = reinterpret_cast<int*>(raw) + kRankWords;
+    a.values = reinterpret_cast<float*>(raw + 8 * MQA_TOPK_MAX_K);
+    a.keys = reinterpret_cast<int*>(a.values + capacity);
+    return a;
+}
+
+struct Selected {
+    unsigned threshold;       // keys above it are taken
+    unsigned index_cut;       // of the keys equal to it, those whose ~index is at or above this
+    bool all;                 // every candidate is taken
+
+    __device__ __forceinline__ bool operator()(const CandidateArea& a, int i) const {
+        if (all) return true;
+        const unsigned key = orderable_key(a.values[i]);
+        return key > threshold || (key == threshold && ~static_cast<unsigned>(a.keys[i]) >= index_cut);
+    }
+};
+
+// Which candidates make the top k (need of them; count > need).
+__device__ __forceinline__ Selected select_candidates(const CandidateArea& a, int count, int need, RadixState& s,
+                                                      int& equal_total) {
+    Selected chosen{0u, 0u, false};
+    int take_equal;
+    radix_select(
+        count,
+        [&a](int i, unsigned& key) {
+            key = orderable_key(a.values[i]);
+            return true;
+        },
+        need, s, chosen.threshold, take_equal);
+    int equal_here = 0;
+    for (int i = threadIdx.x; i < count; i += kThreads) equal_here += orderable_key(a.values[i]) == chosen.threshold;
+    block_exclusive_scan(equal_here, s.warp_sums, equal_total);
+    if (equal_total > take_equal) {
+        // The take_equal smallest key indices among the ties: the largest ~index.
+        const unsigned threshold = chosen.threshold;
+        int unused;
+        radix_select(
+            count,
+            [&a, threshold](int i, unsigned& key) {
+                key = ~static_cast<unsigned>(a.keys[i]);
+                return orderable_key(a.values[i]) == threshold;
+            },
+            take_equal, s, chosen.index_cut, unused);
+    }
+    return chosen;
+}
+
+// Writes the selection in key order: a candidate's rank is the number of selected keys below it.
+__device__ __forceinline__ void write_in_key_order(const CandidateArea& a, int count, const Selected& selected, int lo,
+                                                   int hi, int* indices, float* values, RadixState& s) {
+    int written = 0;
+    for (int segment = lo; segment < hi; segment += MQA_TOPK_RANK_SEGMENT) {
+        for (int w = threadIdx.x; w < kRankWords; w += kThreads) a.bitmap[w] = 0;
+        __syncthreads();
+        for (int i = threadIdx.x; i < count; i += kThreads) {
+            const int offset = a.keys[i] - segment;
+            if (offset >= 0 && offset < MQA_TOPK_RANK_SEGMENT && selected(a, i))
+                atomicOr(a.bitmap + offset / 32, 1u << (offset % 32));
+        }
+        __syncthreads();
+        unsigned words[4];
+        int owned = 0;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            words[q] = a.bitmap[4 * threadIdx.x + q];
+            owned += __popc(words[q]);
+        }
+        int total;
+        int before = block_exclusive_scan(owned, s.warp_sums, total);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            a.word_prefix[4 * threadIdx.x + q] = before;
+            before += __popc(words[q]);
+        }
+        __syncthreads();
+        for (int i = threadIdx.x; i < count; i += kThreads) {
+            const int offset = a.keys[i] - segment;
+            if (offset >= 0 && offset < MQA_TOPK_RANK_SEGMENT && selected(a, i)) {
+                const int word = offset / 32;
+                const int rank =
+                    written + a.word_prefix[word] + __popc(a.bitmap[word] & ((1u << (offset % 32)) - 1u));
+                indices[rank] = a.keys[i];
+                if (values != nullptr) values[rank] = logit_of_key(orderable_key(a.values[i]));
+            }
+        }
+        written += total;
+        __syncthreads();  // the bitmap is free for the next segment
+    }
+}
+
+__device__ __forceinline__ void candidates_row(const TopkFusedParams& p, int row, const CandidateArea& a,
+                                               RadixState& s, int* slot_counter) {
+    int lo, hi;
+    clamp_window(p.cu_starts, p.cu_ends, row, p.seq_len_kv, lo, hi);
+    const int need = min(p.k, hi - lo);
+    const int count = p.counts[row];
+    const bool failed = count > p.capacity || count < need;
+    if (threadIdx.x == 0) {
+        p.failed[row] = failed ? 1 : 0;
+        p.fallback_starts[row] = failed ? p.cu_starts[row] : 0;
+        p.fallback_ends[row] = failed ? p.cu_ends[row] : 0;
+    }
+    if (failed) return;  // the unfused path writes this row
+
+    const long long base = static_cast<long long>(row) * p.capacity;
+    for (int i = threadIdx.x; i < count; i += kThreads) {
+        a.values[i] = p.candidate_values[base + i];
+        a.keys[i] = p.candidate_keys[base + i];
+    }
+    __syncthreads();
+    Selected selected{0u, 0u, true};
+    if (count > need) {
+        int equal_total;
+        selected = select_candidates(a, count, need, s, equal_total);
+    }
+    int* indices = p.indices + row * p.indices_stride;
+    float* values = p.values != nullptr ? p.values + row * p.values_stride : nullptr;
+    if (p.sort_by_logit) {
+        if (threadIdx.x == 0) *slot_counter = 0;
+        __syncthreads();
+        for (int i = threadIdx.x; i < count; i += kThreads) {
+            if (selected(a, i)) a.selection[atomicAdd(slot_counter, 1)] = selection_entry(orderable_key(a.values[i]), a.keys[i]);
+        }
+        sort_selection(a.selection, need);
+        for (int t = threadIdx.x; t < need; t += kThreads) {
+            const unsigned long long entry = a.selection[t];
+            indices[t] = static_cast<int>(0xffffffffu - static_cast<unsigned>(entry));
+            if (values != nullptr) values[t] = logit_of_key(static_cast<unsigned>(entry >> 32));
+        }
+    } else {
+        write_in_key_order(a, count, selected, lo, hi, indices, values, s);
+    }
+    fill_empty_slots(indices, values, need, p.k);
+    __syncthreads();  // the shared state is free for the next row
+}
+
+// Dynamic shared memory of mqa_topk_candidates for `capacity` slots.
+__host__ __device__ constexpr unsigned long long candidates_shared_bytes(int capacity) {
+    return 8ull * MQA_TOPK_MAX_K + 8ull * static_cast<unsigned long long>(capacity);
+}
+
+}  // namespace mqa_topk
+
+#define MQA_TOPK_FUSED_KERNELS(sample_name, thresholds_name, candidates_name)                                   \
+    extern "C" __global__ void __launch_bounds__(256) sample_name(const TopkFusedParams p) {                    \
+        mqa_topk::sample_kv(p);                                                                                 \
+    }                                                                                                           \
+    extern "C" __global__ void __launch_bounds__(mqa_topk::kThreads) thresholds_name(const TopkFusedParams p) { \
+        __shared__ mqa_topk::RadixState shared;                                                                 \
+        for (int row = blockIdx.x; row < p.rows; row += gridDim.x) mqa_topk::threshold_row(p, row, shared);     \
+    }                                                                                                           \
+    extern "C" __global__ void __launch_bounds__(mqa_topk::kThreads) candidates_name(const TopkFusedParams p) { \
+        __shared__ mqa_topk::RadixState shared;                                                                 \
+        __shared__ int slot_counter;                                                                            \
+        extern __shared__ __align__(16) unsigned char raw[];                                                    \
+        const mqa_topk::CandidateArea area = mqa_topk::carve_candidates(raw, p.capacity);                       \
+        for (int row = blockIdx.x; row < p.rows; row += gridDim.x)                                              \
+            mqa_topk::candidates_row(p, row, area, shared, &slot_counter);                                      \
+    }

@@ -1,0 +1,34 @@
+#include "codegen/topk_fused.hpp"
+
+#include <algorithm>
+
+#include "topk_select_params.cuh"
+
+namespace mqajit {
+
+LaunchConfig topk_sample_launch_config(std::int64_t sample_len, int head_dim, std::int64_t rows) {
+    const std::int64_t work = std::max(sample_len * (head_dim / 16), rows);
+    LaunchConfig config;
+    config.block_x = 256;
+    config.grid_x = static_cast<unsigned>(std::clamp<std::int64_t>((work + 255) / 256, 1, 4096));
+    return config;
+}
+
+LaunchConfig topk_thresholds_launch_config(std::int64_t rows) {
+    LaunchConfig config;
+    config.grid_x = static_cast<unsigned>(std::clamp<std::int64_t>(rows, 1, 1 << 20));
+    config.block_x = MQA_TOPK_THREADS;
+    return config;
+}
+
+std::int64_t topk_candidates_shared_bytes(int capacity) {
+    return std::int64_t{8} * MQA_TOPK_MAX_K + std::int64_t{8} * capacity;
+}
+
+LaunchConfig topk_candidates_launch_config(std::int64_t rows, int capacity) {
+    LaunchConfig config = topk_thresholds_launch_config(rows);
+    config.dynamic_shared_bytes = static_cast<std::size_t>(topk_candidates_shared_bytes(capacity));
+    return config;
+}
+
+}  // namespace mqajit

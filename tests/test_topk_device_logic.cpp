@@ -32,8 +32,12 @@ struct Candidate {
 // The rule of include/mqajit/mqa_topk.hpp: the `need` largest values, equal values by smaller key;
 // then in key order unless sorted.
 std::vector<Candidate> expected_selection(std::vector<Candidate> candidates, int need, bool sorted) {
-    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-        return a.value > b.value || (a.value == b.value && a.key < b.key);
+    // NaN orders as its sign says: below -inf with the sign bit set, above +inf without.
+    const auto nan_class = [](float v) { return std::isnan(v) ? (std::signbit(v) ? 0 : 2) : 1; };
+    std::sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
+        if (nan_class(a.value) != nan_class(b.value)) return nan_class(a.value) > nan_class(b.value);
+        if (nan_class(a.value) == 1 && a.value != b.value) return a.value > b.value;
+        return a.key < b.key;
     });
     candidates.resize(static_cast<std::size_t>(std::min<std::size_t>(candidates.size(), need)));
     if (!sorted) {
@@ -45,6 +49,7 @@ std::vector<Candidate> expected_selection(std::vector<Candidate> candidates, int
 struct CandidateRow {
     int lo, hi, k, capacity;
     std::vector<Candidate> candidates;  // all of them, even past the capacity (only capacity are stored)
+    float threshold = -std::numeric_limits<float>::infinity();  // what the kernel kept them at or above
 };
 
 struct RowResult {
@@ -62,6 +67,7 @@ RowResult run_candidates_row(const CandidateRow& row, bool sorted) {
         values[static_cast<std::size_t>(i)] = row.candidates[static_cast<std::size_t>(i)].value;
     }
     int start = row.lo, end = row.hi, count = static_cast<int>(row.candidates.size());
+    float threshold = row.threshold;
     RowResult result{std::vector<int>(static_cast<std::size_t>(row.k), -99),
                      std::vector<float>(static_cast<std::size_t>(row.k), NAN), -1, -1, -1};
     TopkFusedParams p{};
@@ -72,6 +78,7 @@ RowResult run_candidates_row(const CandidateRow& row, bool sorted) {
     p.k = row.k;
     p.capacity = row.capacity;
     p.counts = &count;
+    p.thresholds = &threshold;
     p.candidate_keys = keys.data();
     p.candidate_values = values.data();
     p.failed = &result.failed;
@@ -104,11 +111,9 @@ CandidateRow make_row(std::mt19937_64& rng, int lo, int hi, int k, int capacity,
     return row;
 }
 
-void check_row(const CandidateRow& row, bool sorted) {
+void check_row(const CandidateRow& row, bool sorted, bool must_fail) {
     const RowResult got = run_candidates_row(row, sorted);
     const int need = std::min(row.k, row.hi - row.lo);
-    const int count = static_cast<int>(row.candidates.size());
-    const bool must_fail = count > row.capacity || count < need;
     CHECK(got.failed == (must_fail ? 1 : 0));
     CHECK(got.fallback_start == (must_fail ? row.lo : 0));
     CHECK(got.fallback_end == (must_fail ? row.hi : 0));
@@ -159,9 +164,28 @@ TEST_CASE("topk device logic: the select over candidates keeps the top k by the 
         for (const bool sorted : {false, true}) {
             INFO(fmt::format("{} (window [{}, {}), k {}, {} candidates), sorted={}", s.what, s.lo, s.hi, s.k, s.count,
                              sorted));
-            check_row(make_row(rng, s.lo, s.hi, s.k, s.capacity, s.count, s.distinct_values), sorted);
+            const int need = std::min(s.k, s.hi - s.lo);
+            check_row(make_row(rng, s.lo, s.hi, s.k, s.capacity, s.count, s.distinct_values), sorted,
+                      s.count > s.capacity || s.count < need);
         }
     }
+}
+
+TEST_CASE("topk device logic: candidates below the threshold in key order (negative NaN) do not count") {
+    std::mt19937_64 rng(std::random_device{}());
+    // 2100 candidates at or above a threshold of 0, then 100 NaNs with the sign bit set (kept by
+    // the kernel's !(v < t), but below -inf in key order): 2100 >= k proves the top k.
+    CandidateRow row = make_row(rng, 0, 40000, 2048, 5120, 2200, 0);
+    row.threshold = 0.0f;
+    for (std::size_t i = 0; i < row.candidates.size(); ++i) {
+        row.candidates[i].value = i < 2100 ? std::abs(row.candidates[i].value) : -std::numeric_limits<float>::quiet_NaN();
+    }
+    check_row(row, false, false);
+    // Only 2000 at or above it: the window's k-th largest may lie below, so the fallback serves.
+    for (std::size_t i = 2000; i < row.candidates.size(); ++i) {
+        row.candidates[i].value = -std::numeric_limits<float>::quiet_NaN();
+    }
+    check_row(row, false, true);
 }
 
 TEST_CASE("topk device logic: thresholds are the sample's rank that 1.6 k keys of the window reach") {

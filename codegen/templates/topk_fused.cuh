@@ -185,20 +185,30 @@ __device__ __forceinline__ void candidates_row(const TopkFusedParams& p, int row
     clamp_window(p.cu_starts, p.cu_ends, row, p.seq_len_kv, lo, hi);
     const int need = min(p.k, hi - lo);
     const int count = p.counts[row];
-    const bool failed = count > p.capacity || count < need;
+    bool failed = count > p.capacity || count < need;
+    if (!failed) {
+        const long long base = static_cast<long long>(row) * p.capacity;
+        const float threshold = p.thresholds[row];
+        const unsigned threshold_key = orderable_key(threshold);
+        int at_or_above = 0;
+        for (int i = threadIdx.x; i < count; i += kThreads) {
+            a.values[i] = p.candidate_values[base + i];
+            a.keys[i] = p.candidate_keys[base + i];
+            at_or_above += orderable_key(a.values[i]) >= threshold_key;
+        }
+        // NOTES: the kernel keeps NaN whatever the threshold, and a NaN with its sign bit set orders
+        // below -inf: only candidates at or above the threshold in key order prove that the window
+        // has `need` keys there. A threshold of -inf kept the whole window, which proves it anyway.
+        int total;
+        block_exclusive_scan(at_or_above, s.warp_sums, total);
+        failed = threshold != __int_as_float(0xff800000) && total < need;
+    }
     if (threadIdx.x == 0) {
         p.failed[row] = failed ? 1 : 0;
         p.fallback_starts[row] = failed ? p.cu_starts[row] : 0;
         p.fallback_ends[row] = failed ? p.cu_ends[row] : 0;
     }
     if (failed) return;  // the unfused path writes this row
-
-    const long long base = static_cast<long long>(row) * p.capacity;
-    for (int i = threadIdx.x; i < count; i += kThreads) {
-        a.values[i] = p.candidate_values[base + i];
-        a.keys[i] = p.candidate_keys[base + i];
-    }
-    __syncthreads();
     Selected selected{0u, 0u, true};
     if (count > need) {
         int equal_total;

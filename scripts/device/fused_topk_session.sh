@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The fused top-k branch on the device: build, the topk GPU tests (C++ and Python, both paths) and
+# python/benchmarks/topk_time.py (both paths against the bar). Run as: bash scripts/device/fused_topk_session.sh
+# with carry [".gpu-deps"]; logs under $OUT.
+set -u
+t0=$SECONDS
+bash scripts/gpu_session.sh build > $OUT/build_step.txt 2>&1; echo "[$((SECONDS-t0))s] build exit $?"; tail -5 $OUT/build_step.txt
+export LD_LIBRARY_PATH=/tmp/mqajit-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+export MQAJIT_CACHE_DIR=/tmp/mqajit-cache MQAJIT_SYSTEM_DB=$(find "$PWD/build" -name system_tuning.db | head -1)
+timeout 240 ctest --test-dir build -L gpu -R "topk" --output-on-failure > $OUT/ctest_topk.txt 2>&1
+echo "[$((SECONDS-t0))s] ctest topk exit $?"; grep -E "tests passed|FAILED|Failed|ERROR|CHECK|row " $OUT/ctest_topk.txt | head -30
+(cd python/tests && PYTHONPATH=../../build/python timeout 150 python3 -m pytest -q -x test_gpu_topk.py > $OUT/py_topk.txt 2>&1)
+echo "[$((SECONDS-t0))s] pytest exit $?"; tail -15 $OUT/py_topk.txt
+PYTHONPATH=build/python timeout 200 python3 python/benchmarks/topk_time.py --rounds 1 --json $OUT/topk.json > $OUT/topk_time.txt 2>&1
+echo "[$((SECONDS-t0))s] bench exit $?"; cat $OUT/topk_time.txt | tail -30

@@ -77,9 +77,11 @@ namespace {
 
 // Why the fused path cannot serve the call; empty when it can.
 std::string fused_unavailable(const TopkCall& call, const FusedTopkLayout& layout, const std::optional<Variant>& twin,
-                              const Variant& logits_variant) {
-    if (!twin) return fmt::format("no fused top-k kernel computes the values of {} (fused kernels: sm_90a wgmma)",
-                                  logits_variant.name());
+                              const std::string& logits_name) {
+    if (!twin) {
+        return fmt::format("no fused top-k kernel computes the values of {} (fused kernels: twins of sm_90a wgmma "
+                           "variants)", logits_name);
+    }
     const std::int64_t needed = layout.logits + mqa_topk_row_bytes(call.seq_len_kv);
     if (call.workspace.size(0) < needed) {
         return fmt::format("the workspace holds {} bytes; the fused path needs {} (mqa_topk_workspace_bytes() with k = {})",
@@ -93,7 +95,8 @@ std::string fused_unavailable(const TopkCall& call, const FusedTopkLayout& layou
 }
 
 // NOTES: where the fused path is expected to win: windows long against its candidate buffer, so
-// that the threshold rejects most logits. Measured on the H200 (docs/PERFORMANCE.md, fused top-k).
+// that the threshold rejects most logits. A placeholder: the fused path has not run on a GPU yet,
+// and python/benchmarks/topk_time.py's first run on the H200 is to set the crossover.
 bool fused_expected_faster(const TopkCall& call, const FusedTopkLayout& layout) {
     return call.seq_len_kv >= 4 * std::int64_t{layout.capacity};
 }
@@ -125,16 +128,22 @@ void mqa_topk(const TensorView& q, const TensorView& kv, const TensorView& kv_sc
     const std::string logits_name = choice.variant ? choice.variant->name() : "baseline";
 
     if (options.path != MqaTopkPath::unfused) {
-        const Variant logits_variant =
-            choice.variant ? *choice.variant
-                           : dispatcher.backend()
-                                 .baseline(Arch::parse(dispatcher.backend().current_device()->arch()),
-                                           static_cast<int>(whole.shape.heads), static_cast<int>(whole.shape.head_dim))
-                                 .variant;
+        // The baseline serves with a variant of its own, whose twin (compiled like any variant) runs.
+        std::optional<Variant> logits_variant = choice.variant;
+        if (!logits_variant) {
+            try {
+                logits_variant = dispatcher.backend()
+                                     .baseline(Arch::parse(dispatcher.backend().current_device()->arch()),
+                                               whole.shape.heads, whole.shape.head_dim)
+                                     .variant;
+            } catch (const Error&) {
+                // No baseline on this device: no twin either, which fused_unavailable() says.
+            }
+        }
         const FusedTopkLayout layout = fused_topk_layout(call.seq_len, call.seq_len_kv, call.k);
-        const MqaTopkFamily* family = topk_family_twinning(logits_variant);
-        const std::optional<Variant> twin = family ? family->topk_twin(logits_variant) : std::nullopt;
-        const std::string unavailable = fused_unavailable(call, layout, twin, logits_variant);
+        const MqaTopkFamily* family = logits_variant ? topk_family_twinning(*logits_variant) : nullptr;
+        const std::optional<Variant> twin = family ? family->topk_twin(*logits_variant) : std::nullopt;
+        const std::string unavailable = fused_unavailable(call, layout, twin, logits_name);
         MQAJIT_CHECK_KIND(unsupported, options.path != MqaTopkPath::fused || unavailable.empty(),
                           "mqa_topk: the fused path cannot serve this call: {}", unavailable);
         if (unavailable.empty() && (options.path == MqaTopkPath::fused || fused_expected_faster(call, layout))) {
@@ -148,7 +157,7 @@ void mqa_topk(const TensorView& q, const TensorView& kv, const TensorView& kv_sc
                 prepared = false;
             }
             if (prepared) {
-                run_fused(call, layout, *twin, logits_variant);
+                run_fused(call, layout, *twin, *logits_variant);
                 if (options.report) {
                     *options.report = {fmt::format("fused {}", twin->name()),
                                        fmt::format("the fused path, with the twin of {} ({})", logits_name, choice.reason)};

@@ -35,7 +35,8 @@ struct MqaLogitsParams {
     // The mqa_topk family's kernels only (null and 0 otherwise): they store no logits; a logit inside
     // row i's window that is not below topk_thresholds[i] goes to row i's candidate buffer.
     const float* topk_thresholds; // [S]
-    int* topk_counts;             // [S], zero before the launch: candidates found (may exceed the capacity)
+    int* topk_counts;             // [S]: candidates found (may exceed the capacity); zero before the launch,
+                                  // or the window's size where the threshold is -inf (slots by key then)
     int* topk_keys;               // [S, topk_capacity]: key columns, in no particular order
     float* topk_values;           // [S, topk_capacity]: their logits
     int topk_capacity;            // slots per row; candidates past it are counted and dropped

@@ -5,7 +5,8 @@
 //     each row's window in sample keys. mqa_logits then scores the sample.
 //  2. mqa_topk_thresholds: per row, a threshold the row's top k should clear with room to spare:
 //     the sample logit of rank oversample x k x (sample window / window), so that about
-//     oversample x k keys of the whole window reach it. A window that fits the buffer keeps all.
+//     oversample x k keys of the whole window reach it. A window that fits the buffer keeps all
+//     (threshold -inf, its count set to the window's size: each key takes the slot of its place).
 //  3. (the twgmma kernel appends the candidates.)
 //  4. mqa_topk_candidates: per row, exact top k of the candidates when they hold it: at least
 //     min(k, window) of them (so the k-th largest logit of the window is at or above the
@@ -69,7 +70,7 @@ __device__ __forceinline__ void threshold_row(const TopkFusedParams& p, int row,
     }
     if (threadIdx.x == 0) {
         p.thresholds[row] = threshold;
-        p.counts[row] = 0;
+        p.counts[row] = threshold == __int_as_float(0xff800000) ? window : 0;
     }
     __syncthreads();
 }

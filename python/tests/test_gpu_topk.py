@@ -97,3 +97,31 @@ def test_bad_arguments_say_what_is_wrong():
     with pytest.raises(ValueError, match="return_logits"):
         mqajit.mqa_topk(*problem.arguments(), k=5, out=torch.empty(4, 5, dtype=torch.int32, device="cuda"),
                         return_logits=True)
+
+
+@pytest.mark.parametrize("path, num_kv", [("unfused", 5000), ("fused", 5000), ("fused", 40000)])
+def test_a_cuda_graph_replays_with_new_inputs(path, num_kv):
+    if path == "fused" and not fused_available():
+        pytest.skip("the fused path runs on sm_90a only")
+    shape = dict(num_rows=96, heads=64, num_kv=num_kv, windows="random")
+    static = Problem(**shape, seed=11)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # torch's recipe: warm up on a side stream before capture
+        mqajit.mqa_topk(*static.arguments(), k=2048, path=path)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured, captured_values = mqajit.mqa_topk(*static.arguments(), k=2048, path=path, return_logits=True)
+    for seed in (12, 13):
+        fresh = Problem(**shape, seed=seed)
+        for name in ("q", "kv", "kv_scales", "weights", "cu_starts", "cu_ends"):
+            getattr(static, name).copy_(getattr(fresh, name))
+        captured.fill_(-7)
+        captured_values.fill_(math.nan)
+        graph.replay()
+        torch.cuda.synchronize()
+        logits = mqajit.mqa_logits(*fresh.arguments(), clean_logits=False)
+        want_indices, want_values, _ = expected_topk(logits[:, :num_kv], fresh, 2048)
+        assert torch.equal(captured, want_indices)
+        assert torch.equal(captured_values, want_values)

@@ -3,7 +3,8 @@
 // output): a logit is kept only when it lies inside its row's window and is not below the row's
 // threshold; then it is appended, with its key column, to the row's candidate buffer. Nothing else
 // is stored, so the [S, N] logits never reach memory. `!(value < threshold)` also keeps NaN, which
-// the final select orders exactly; a threshold of -inf keeps the whole window.
+// the final select orders exactly. A threshold of -inf keeps the whole window: then key col takes
+// slot col - window start (the count was set to the window's size beforehand), with no atomic.
 
 #include "sm90_epilogue.cuh"
 
@@ -37,7 +38,8 @@ struct OwnedResults<kRows, Output::candidates> {
     __device__ __forceinline__ void store(const MqaLogitsParams& p, int k, int base_col, float value) const {
         const int col = base_col + 8 * half[k];
         if (row[k] >= 0 && col >= lower[k] && col < upper[k] && !(value < threshold[k])) {
-            const int slot = atomicAdd(p.topk_counts + row[k], 1);
+            const int slot = threshold[k] == -__int_as_float(0x7f800000) ? col - lower[k]
+                                                                          : atomicAdd(p.topk_counts + row[k], 1);
             if (slot < p.topk_capacity) {
                 const long long at = static_cast<long long>(row[k]) * p.topk_capacity + slot;
                 p.topk_keys[at] = col;

@@ -8,13 +8,13 @@
 
 #include <optional>
 
-#include "codegen/family_registry.hpp"
 #include "codegen/topk_select.hpp"
 #include "core/check.hpp"
 #include "core/log.hpp"
 #include "runtime/dispatch.hpp"
 #include "runtime/mqa_logits_args.hpp"
 #include "runtime/mqa_topk_call.hpp"
+#include "runtime/mqa_topk_path.hpp"
 #include "runtime/tensor_checks.hpp"
 
 // mqa_topk(): checks the call, picks the variant whose values it selects by, and the path (the
@@ -73,36 +73,6 @@ std::int64_t mqa_topk_workspace_bytes(std::int64_t seq_len, std::int64_t seq_len
     return std::clamp<std::int64_t>(max_bytes / row_bytes, 1, seq_len) * row_bytes;
 }
 
-namespace {
-
-// Why the fused path cannot serve the call; empty when it can.
-std::string fused_unavailable(const TopkCall& call, const FusedTopkLayout& layout, const std::optional<Variant>& twin,
-                              const std::string& logits_name) {
-    if (!twin) {
-        return fmt::format("no fused top-k kernel computes the values of {} (fused kernels: twins of sm_90a wgmma "
-                           "variants)", logits_name);
-    }
-    const std::int64_t needed = layout.logits + mqa_topk_row_bytes(call.seq_len_kv);
-    if (call.workspace.size(0) < needed) {
-        return fmt::format("the workspace holds {} bytes; the fused path needs {} (mqa_topk_workspace_bytes() with k = {})",
-                           call.workspace.size(0), needed, call.k);
-    }
-    const auto kv_address = reinterpret_cast<std::uintptr_t>(call.kv.data);
-    if (kv_address % 16 != 0 || call.kv.stride(0) % 16 != 0 || call.kv.size(1) % 16 != 0) {
-        return "kv's rows must start on 16-byte boundaries for the fused path's key sample";
-    }
-    return {};
-}
-
-// NOTES: where the fused path is expected to win: windows long against its candidate buffer, so
-// that the threshold rejects most logits. A placeholder: the fused path has not run on a GPU yet,
-// and python/benchmarks/topk_time.py's first run on the H200 is to set the crossover.
-bool fused_expected_faster(const TopkCall& call, const FusedTopkLayout& layout) {
-    return call.seq_len_kv >= 4 * std::int64_t{layout.capacity};
-}
-
-}  // namespace
-
 void mqa_topk(const TensorView& q, const TensorView& kv, const TensorView& kv_scales, const TensorView& weights,
               const TensorView& cu_starts, const TensorView& cu_ends, const TensorView& indices,
               const TensorView& values, const TensorView& workspace, const MqaTopkOptions& options) {
@@ -127,43 +97,41 @@ void mqa_topk(const TensorView& q, const TensorView& kv, const TensorView& kv_sc
     // served by, so the values are those one mqa_logits() call over all rows computes.
     const std::string logits_name = choice.variant ? choice.variant->name() : "baseline";
 
-    if (options.path != MqaTopkPath::unfused) {
-        // The baseline serves with a variant of its own, whose twin (compiled like any variant) runs.
-        std::optional<Variant> logits_variant = choice.variant;
-        if (!logits_variant) {
-            try {
-                logits_variant = dispatcher.backend()
-                                     .baseline(Arch::parse(dispatcher.backend().current_device()->arch()),
-                                               whole.shape.heads, whole.shape.head_dim)
-                                     .variant;
-            } catch (const Error&) {
-                // No baseline on this device: no twin either, which fused_unavailable() says.
-            }
+    // The baseline serves with a variant of its own, whose twin (compiled like any variant) runs.
+    std::optional<Variant> logits_variant = choice.variant;
+    if (!logits_variant && options.path != MqaTopkPath::unfused) {
+        try {
+            logits_variant =
+                dispatcher.backend()
+                    .baseline(Arch::parse(dispatcher.backend().current_device()->arch()), whole.shape.heads,
+                              whole.shape.head_dim)
+                    .variant;
+        } catch (const Error&) {
+            // No baseline on this device: no twin either, which decide_topk_path() says.
         }
-        const FusedTopkLayout layout = fused_topk_layout(call.seq_len, call.seq_len_kv, call.k);
-        const MqaTopkFamily* family = logits_variant ? topk_family_twinning(*logits_variant) : nullptr;
-        const std::optional<Variant> twin = family ? family->topk_twin(*logits_variant) : std::nullopt;
-        const std::string unavailable = fused_unavailable(call, layout, twin, logits_name);
-        MQAJIT_CHECK_KIND(unsupported, options.path != MqaTopkPath::fused || unavailable.empty(),
-                          "mqa_topk: the fused path cannot serve this call: {}", unavailable);
-        if (unavailable.empty() && (options.path == MqaTopkPath::fused || fused_expected_faster(call, layout))) {
-            bool prepared = true;
-            try {
-                dispatcher.prepare_topk_variant(*twin, whole.shape.heads, whole.shape.head_dim);
-            } catch (const Error& e) {
-                if (options.path == MqaTopkPath::fused) throw;
-                log().warn("mqa_topk: the fused kernel {} is unavailable, the unfused path serves instead: {}",
-                           twin->name(), e.what());
-                prepared = false;
+    }
+    const TopkPathDecision decision = decide_topk_path(
+        {.logits_variant = logits_variant, .requested = options.path, .seq_len = call.seq_len,
+         .seq_len_kv = call.seq_len_kv, .k = call.k, .workspace_bytes = workspace.size(0),
+         .kv_rows_aligned = reinterpret_cast<std::uintptr_t>(kv.data) % 16 == 0 && kv.stride(0) % 16 == 0});
+    if (decision.fused) {
+        bool prepared = true;
+        try {
+            dispatcher.prepare_topk_variant(*decision.topk_variant, whole.shape.heads, whole.shape.head_dim);
+        } catch (const Error& e) {
+            if (options.path == MqaTopkPath::fused) throw;
+            log().warn("mqa_topk: the fused kernel {} is unavailable, the unfused path serves instead: {}",
+                       decision.topk_variant->name(), e.what());
+            prepared = false;
+        }
+        if (prepared) {
+            run_fused(call, fused_topk_layout(call.seq_len, call.seq_len_kv, call.k), *decision.topk_variant,
+                      *logits_variant);
+            if (options.report) {
+                *options.report = {fmt::format("fused {}", decision.topk_variant->name()),
+                                   fmt::format("{}, the twin of {} ({})", decision.reason, logits_name, choice.reason)};
             }
-            if (prepared) {
-                run_fused(call, layout, *twin, *logits_variant);
-                if (options.report) {
-                    *options.report = {fmt::format("fused {}", twin->name()),
-                                       fmt::format("the fused path, with the twin of {} ({})", logits_name, choice.reason)};
-                }
-                return;
-            }
+            return;
         }
     }
 
@@ -171,7 +139,7 @@ void mqa_topk(const TensorView& q, const TensorView& kv, const TensorView& kv_sc
     const std::int64_t rows_per_pass = std::min(call.seq_len, workspace.size(0) / (row_stride * 4));
     const std::string pinned = rows_per_pass < call.seq_len || !options.variant.empty() ? logits_name : "";
     run_unfused_passes(call, 0, pinned, cu_starts, cu_ends, nullptr);
-    if (options.report) *options.report = {logits_name, fmt::format("the unfused path: {}", choice.reason)};
+    if (options.report) *options.report = {logits_name, fmt::format("{}; {}", decision.reason, choice.reason)};
 }
 
 }  // namespace mqajit

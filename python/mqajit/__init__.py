@@ -16,14 +16,15 @@ from ._mqajit import __version__, device_info
 from ._deepgemm import fp8_fp4_mqa_logits, fp8_mqa_logits
 from ._num_sms import get_num_sms, set_num_sms
 from ._ops import mqa_logits, mqa_logits_reference
-from ._topk import mqa_topk
+from ._topk import TopkExplanation, explain_topk, mqa_topk
 from ._paged import fp8_paged_mqa_logits, get_paged_mqa_logits_metadata, paged_mqa_logits, paged_mqa_logits_reference
 from ._torch_op import register as _register_torch_op, torch_op_available
 from ._tuning import Explanation, RuntimeStatus, explain, lookup, runtime_status
 
 _register_torch_op()
 
-__all__ = ["Explanation", "RuntimeStatus", "__version__", "device_info", "explain", "fp8_fp4_mqa_logits",
+__all__ = ["Explanation", "RuntimeStatus", "TopkExplanation", "__version__", "device_info", "explain", "explain_topk",
+           "fp8_fp4_mqa_logits",
            "fp8_mqa_logits", "fp8_paged_mqa_logits", "get_num_sms", "get_paged_mqa_logits_metadata", "lookup",
            "mqa_logits", "mqa_logits_reference", "mqa_topk", "paged_mqa_logits", "paged_mqa_logits_reference",
            "runtime_status", "set_num_sms", "torch_op_available"]

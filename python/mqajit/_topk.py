@@ -13,9 +13,10 @@ time, so memory is the outputs plus that workspace for any number of keys. On sm
 logits matrix: its kernel keeps only each row's candidates, from a 2.5 k-slot buffer per row.
 """
 
+import dataclasses
 import operator
 
-from . import _mqajit, _torch_hooks, _views
+from . import _mqajit, _torch_hooks, _tuning, _views
 
 _NAMES = ("q", "kv", "kv_scales", "weights", "cu_starts", "cu_ends")
 _EXPECTED_OUT = "an int32 CUDA tensor [S, k], or with return_logits=True a tuple (int32 [S, k], float32 [S, k])"
@@ -74,3 +75,29 @@ def mqa_topk(q, kv, weights, cu_starts, cu_ends, k=2048, out=None, *, sorted=Fal
 
     _views.run_on(hooks, device, run, report)
     return (indices, logits) if return_logits else indices
+
+
+@dataclasses.dataclass(frozen=True)
+class TopkExplanation:
+    path: str              # "fused" or "unfused"
+    kernel: str            # the fused kernel (a twgmma variant), or the mqa_logits kernel of the unfused path
+    reason: str
+    workspace_bytes: int   # the workspace the decision assumed
+    logits: _tuning.Explanation  # the mqa_logits lookup (clean_logits=False) whose variant it selects by
+
+    def __str__(self):
+        return f"mqa_topk: {self.path} path, {self.kernel}: {self.reason}\n{self.logits}"
+
+
+def explain_topk(arch=None, cu_num=None, *, heads, head_dim, seq_len, seq_len_kv, k=2048, workspace_bytes=None,
+                 path="auto"):
+    """Which path (fused or unfused) and kernel would serve mqa_topk for this shape, and why, from
+    the tuning table and the path rule alone (no GPU needed when arch and cu_num are given).
+    workspace_bytes defaults to what mqa_topk takes (512 MiB at most)."""
+    arch, cu_num = _tuning._device("explain_topk", arch, cu_num)
+    answer = _mqajit.topk_explain(arch=arch, cu_num=cu_num, heads=heads, head_dim=head_dim, seq_len=seq_len,
+                                  seq_len_kv=seq_len_kv, k=operator.index(k),
+                                  workspace_bytes=0 if workspace_bytes is None else operator.index(workspace_bytes),
+                                  path=str(path))
+    logits = _tuning.Explanation(**answer.pop("logits"))
+    return TopkExplanation(logits=logits, **answer)

@@ -10,6 +10,9 @@
 #include <string_view>
 
 #include "core/check.hpp"
+#include "mqajit/mqa_topk.hpp"
+#include "runtime/backend.hpp"
+#include "runtime/mqa_topk_path.hpp"
 #include "python/src/bindings.hpp"
 #include "tuning_db/tuning_db.hpp"
 #include "variants/arch.hpp"
@@ -97,6 +100,41 @@ py::dict paged_explain(const std::string& arch, int cu_num, int next_n, int head
     return explanation(paged_key(arch, cu_num, next_n, heads, head_dim, block_kv, batch, clean_logits));
 }
 
+// Which path and kernel would serve an mqa_topk call (runtime/mqa_topk_path.hpp), and the
+// mqa_logits lookup (clean_logits=False) whose variant it selects by.
+py::dict topk_explain(const std::string& arch, int cu_num, int heads, int head_dim, std::int64_t seq_len,
+                      std::int64_t seq_len_kv, int k, std::int64_t workspace_bytes, const std::string& path) {
+    const ShapeKey key = shape_key(arch, cu_num, heads, head_dim, seq_len, seq_len_kv, false, "float32");
+    const TunedRow* row = TuningDb::instance().lookup(key);
+    std::optional<Variant> logits_variant;
+    if (row != nullptr && row->backend == kBackendJit) {
+        logits_variant = Variant::parse(row->variant);
+    } else {
+        try {
+            const Arch target = Arch::parse(arch);
+            logits_variant = backend_for(target).baseline(target, heads, head_dim).variant;
+        } catch (const Error&) {
+            // No baseline in this build for that arch: no fused twin either, which the reason says.
+        }
+    }
+    MqaTopkPath requested = MqaTopkPath::automatic;
+    if (path == "fused") {
+        requested = MqaTopkPath::fused;
+    } else if (path == "unfused") {
+        requested = MqaTopkPath::unfused;
+    } else if (path != "auto") {
+        throw py::value_error("path is '" + path + "'; pass 'auto', 'fused' or 'unfused'");
+    }
+    if (workspace_bytes <= 0) workspace_bytes = mqa_topk_workspace_bytes(seq_len, seq_len_kv, k);
+    const TopkPathDecision decision =
+        decide_topk_path({.logits_variant = logits_variant, .requested = requested, .seq_len = seq_len,
+                          .seq_len_kv = seq_len_kv, .k = k, .workspace_bytes = workspace_bytes});
+    const std::string logits_kernel = row != nullptr ? row->variant : std::string(kBackendBaseline);
+    return py::dict("path"_a = decision.fused ? "fused" : "unfused",
+                    "kernel"_a = decision.fused ? decision.topk_variant->name() : logits_kernel,
+                    "reason"_a = decision.reason, "workspace_bytes"_a = workspace_bytes, "logits"_a = explanation(key));
+}
+
 }  // namespace
 
 void bind_tuning(py::module_& module) {
@@ -106,6 +144,10 @@ void bind_tuning(py::module_& module) {
                "seq_len_kv"_a, "clean_logits"_a, "logits_dtype"_a = "float32",
                "The tuned mqa_logits row (a dict of the table's columns plus 'origin') that serves the shape in "
                "that clean_logits mode and logits dtype (float32 or bfloat16), or None when the baseline kernel does.");
+    module.def("topk_explain", &topk_explain, py::kw_only(), "arch"_a, "cu_num"_a, "heads"_a, "head_dim"_a,
+               "seq_len"_a, "seq_len_kv"_a, "k"_a, "workspace_bytes"_a = 0, "path"_a = "auto",
+               "Which path (fused or unfused) and kernel would serve an mqa_topk call, and why; workspace_bytes 0: "
+               "mqa_topk_workspace_bytes()'s default.");
     module.def("explain", &explain, py::kw_only(), "arch"_a, "cu_num"_a, "heads"_a, "head_dim"_a, "seq_len"_a,
                "seq_len_kv"_a, "clean_logits"_a, "logits_dtype"_a = "float32",
                "The lookup with its reasoning: {'op', 'shape', 'kernel', 'row', 'steps', 'fallbacks', "

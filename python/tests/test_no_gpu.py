@@ -241,6 +241,31 @@ def test_lookup_and_explain_give_the_cli_answer():
     assert num_tuned > 0, "no shape found a tuned row: was the system database built?"
 
 
+def test_explain_topk_says_which_path_serves_and_why():
+    shape = dict(arch="sm_90a", cu_num=132, heads=32, head_dim=128, seq_len=4096)
+    long = mqajit.explain_topk(**shape, seq_len_kv=32768)
+    assert long.path == "fused" and long.kernel.startswith("twgmma")
+    # The fused kernel is the twin of the kernel mqa_logits(clean_logits=False) runs for the shape.
+    logits = mqajit.explain(**shape, seq_len_kv=32768, clean_logits=False)
+    assert long.logits == logits
+    if logits.kernel != "baseline":
+        assert long.kernel == "t" + logits.kernel
+    assert "candidate slots" in long.reason and long.kernel in str(long)
+    short = mqajit.explain_topk(**shape, seq_len_kv=4096)
+    assert short.path == "unfused" and "below 4 x" in short.reason
+    assert short.kernel == mqajit.explain(**shape, seq_len_kv=4096, clean_logits=False).kernel
+    assert mqajit.explain_topk(**shape, seq_len_kv=4096, path="fused").path == "fused"
+    # A workspace without room for the fused path's candidates: unfused, or an error when asked for.
+    small = mqajit.explain_topk(**shape, seq_len_kv=32768, workspace_bytes=32768 * 4)
+    assert small.path == "unfused" and "workspace holds" in small.reason
+    expect_error(ValueError, lambda: mqajit.explain_topk(**shape, seq_len_kv=32768, workspace_bytes=32768 * 4,
+                                                         path="fused"), "fused path cannot serve", "workspace holds")
+    # No fused kernel off sm_90a.
+    other = mqajit.explain_topk(arch="sm_80", cu_num=108, heads=32, head_dim=128, seq_len=4096, seq_len_kv=32768)
+    assert other.path == "unfused" and "no fused top-k kernel" in other.reason
+    expect_error(ValueError, lambda: mqajit.explain_topk(**shape, seq_len_kv=32768, path="fast"), "path is 'fast'")
+
+
 def test_lookup_takes_the_call_mode_defaulting_like_mqa_logits():
     shape = dict(arch="sm_90a", cu_num=132, heads=32, head_dim=128, seq_len=4096, seq_len_kv=8192)
     assert mqajit.explain(**shape).shape["clean_logits"] == 1

@@ -8,6 +8,7 @@
 #include "mqajit/error.hpp"
 #include "mqajit/mqa_topk.hpp"
 #include "runtime/mqa_topk_layout.hpp"
+#include "runtime/mqa_topk_path.hpp"
 #include "tests/fake_operands.hpp"
 
 using namespace mqajit;
@@ -102,4 +103,48 @@ TEST_CASE("mqa_topk: bad arguments are rejected before launch, saying what is wr
         rejection.change(a);
         check_rejected(a, rejection.fragment);
     }
+}
+
+TEST_CASE("mqa_topk: the path rule takes the fused path where its twin exists, the workspace fits and N is long") {
+    const Variant wgmma = Variant::parse("wgmma64x256x32_bkv64_r8_w2_lds4");
+    const std::int64_t roomy = mqa_topk_workspace_bytes(4096, 32768, 2048);
+    const TopkPathQuery long_rows{.logits_variant = wgmma, .requested = MqaTopkPath::automatic, .seq_len = 4096,
+                                  .seq_len_kv = 32768, .k = 2048, .workspace_bytes = roomy};
+    const TopkPathDecision fused = decide_topk_path(long_rows);
+    CHECK(fused.fused);
+    REQUIRE(fused.topk_variant.has_value());
+    CHECK(fused.topk_variant->name() == "twgmma64x256x32_bkv64_r8_w2_lds4");
+
+    TopkPathQuery query = long_rows;
+    query.seq_len_kv = 4096;  // windows within a few candidate buffers: the unfused path
+    query.workspace_bytes = mqa_topk_workspace_bytes(4096, 4096, 2048);
+    CHECK_FALSE(decide_topk_path(query).fused);
+    query.requested = MqaTopkPath::fused;
+    CHECK(decide_topk_path(query).fused);
+
+    query = long_rows;
+    query.requested = MqaTopkPath::unfused;
+    CHECK_FALSE(decide_topk_path(query).fused);
+
+    // What makes it unavailable: the unfused path on automatic, an error naming it when asked for.
+    const auto unavailable = [&](TopkPathQuery q, const char* fragment) {
+        CAPTURE(fragment);
+        const TopkPathDecision automatic = decide_topk_path(q);
+        CHECK_FALSE(automatic.fused);
+        CHECK(automatic.reason.find(fragment) != std::string::npos);
+        q.requested = MqaTopkPath::fused;
+        CHECK_THROWS_WITH_AS(decide_topk_path(q), doctest::Contains(fragment), Error);
+    };
+    query = long_rows;
+    query.workspace_bytes = 32768 * 4;
+    unavailable(query, "workspace holds");
+    query = long_rows;
+    query.logits_variant = Variant::parse("mma16x8x32_bkv64_r4_w4");
+    unavailable(query, "no fused top-k kernel");
+    query = long_rows;
+    query.logits_variant.reset();
+    unavailable(query, "no fused top-k kernel");
+    query = long_rows;
+    query.kv_rows_aligned = false;
+    unavailable(query, "16-byte");
 }

@@ -12,6 +12,7 @@ triton.testing.do_bench (L2 flushed before every run, median), interleaved over 
   torch_topk   mqa_logits plus torch.topk(k=2048), for reference
 --long adds S = 1024 and 4096 over N = 131072, 262144 and 1048576: mqa_topk's time and peak memory
 (torch.cuda.max_memory_allocated over the inputs) with its default 512 MiB workspace, both paths.
+--profile adds, per shape, the fused path's time per kernel (torch.profiler over 5 calls).
 """
 
 import argparse
@@ -58,6 +59,24 @@ def time_shape(seq_len, num_kv, heads, k, rounds):
     return {name: min(values) for name, values in samples.items()}
 
 
+def profile_fused(seq_len, num_kv, heads, k, calls=5):
+    """Device time per kernel name of the fused path, averaged over `calls` calls (after a warm-up)."""
+    args = problem(seq_len, num_kv, heads)
+    indices = torch.empty(seq_len, k, dtype=torch.int32, device="cuda")
+    mqajit.mqa_topk(*args, k=k, out=indices, path="fused")
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profiler:
+        for _ in range(calls):
+            mqajit.mqa_topk(*args, k=k, out=indices, path="fused")
+        torch.cuda.synchronize()
+    per_kernel = {}
+    for event in profiler.events():
+        if event.device_type == torch.autograd.DeviceType.CUDA:
+            name = event.name[:48]
+            per_kernel[name] = per_kernel.get(name, 0.0) + event.device_time_total / calls
+    return per_kernel
+
+
 def long_context(heads, k):
     rows = []
     for seq_len in (1024, 4096):
@@ -89,6 +108,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--long", action="store_true")
     parser.add_argument("--k", type=int, default=2048)
+    parser.add_argument("--profile", action="store_true")
     options = parser.parse_args()
     print(f"{torch.cuda.get_device_name()}, k={options.k}, causal, clean_logits=False, do_bench median (L2 flushed), "
           f"best of {options.rounds} rounds", flush=True)
@@ -107,6 +127,13 @@ def main():
         for path in ("fused", "unfused"):
             ratios = [r[path] / r["bar"] for r in rows if r["heads"] == heads]
             print(f"H={heads}: {path} / bar geometric mean {statistics.geometric_mean(ratios):.3f}", flush=True)
+    if options.profile:
+        for row in rows:
+            kernels = profile_fused(row["seq_len"], row["seq_len_kv"], row["heads"], options.k)
+            row["fused_kernels_us"] = kernels
+            parts = ", ".join(f"{name} {us:.1f}" for name, us in sorted(kernels.items(), key=lambda item: -item[1]))
+            print(f"fused H={row['heads']} S={row['seq_len']} N={row['seq_len_kv']} per kernel (us): {parts}",
+                  flush=True)
     long_rows = long_context(32, options.k) + long_context(64, options.k) if options.long else []
     if options.json:
         with open(options.json, "w") as f:

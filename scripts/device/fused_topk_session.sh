@@ -11,5 +11,5 @@ timeout 240 ctest --test-dir build -L gpu -R "topk" --output-on-failure > $OUT/c
 echo "[$((SECONDS-t0))s] ctest topk exit $?"; grep -E "tests passed|FAILED|Failed|ERROR|CHECK|row " $OUT/ctest_topk.txt | head -30
 (cd python/tests && PYTHONPATH=../../build/python timeout 150 python3 -m pytest -q -x test_gpu_topk.py > $OUT/py_topk.txt 2>&1)
 echo "[$((SECONDS-t0))s] pytest exit $?"; tail -15 $OUT/py_topk.txt
-PYTHONPATH=build/python timeout 200 python3 python/benchmarks/topk_time.py --rounds 1 --json $OUT/topk.json > $OUT/topk_time.txt 2>&1
-echo "[$((SECONDS-t0))s] bench exit $?"; cat $OUT/topk_time.txt | tail -30
+PYTHONPATH=build/python timeout 200 python3 python/benchmarks/topk_time.py --rounds 1 --profile --json $OUT/topk.json > $OUT/topk_time.txt 2>&1
+echo "[$((SECONDS-t0))s] bench exit $?"; cat $OUT/topk_time.txt | tail -50

@@ -1,11 +1,9 @@
 #include "mqajit/mqa_topk.hpp"
 
-#include <algorithm>
-#include <cstdint>
-#include <memory>
-
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 
 #include "codegen/topk_select.hpp"

@@ -208,9 +208,7 @@ std::shared_ptr<LoadedKernel> Dispatcher::load(DeviceState& state, const Resolve
 }
 
 std::shared_ptr<LoadedKernel> Dispatcher::prebuilt_kernel(DeviceState& state, const PrebuiltKernel& kernel) {
-    const KernelKey key{.family = "prebuilt", .variant = kernel.kernel_name, .arch = state.arch.target_id(),
-                        .options_fingerprint = backend_.name()};
-    return cache_.get_prebuilt(state.device, key, kernel.binary, kernel.kernel_name);
+    return load_prebuilt(cache_, state.device, state.arch, backend_, kernel);
 }
 
 void Dispatcher::launch(DeviceState& state, const Resolved& resolved, LoadedKernel& kernel, MqaLogitsArgs& args,

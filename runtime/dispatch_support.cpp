@@ -11,6 +11,13 @@
 
 namespace mqajit {
 
+std::shared_ptr<LoadedKernel> load_prebuilt(KernelCache& cache, Device& device, const Arch& arch,
+                                            const Backend& backend, const PrebuiltKernel& kernel) {
+    const KernelKey key{.family = "prebuilt", .variant = kernel.kernel_name, .arch = arch.target_id(),
+                        .options_fingerprint = backend.name()};
+    return cache.get_prebuilt(device, key, kernel.binary, kernel.kernel_name);
+}
+
 void encode_tensor_maps(const LaunchPlan& plan, const Device& device, void* argument, std::size_t argument_bytes) {
     auto* bytes = static_cast<unsigned char*>(argument);
     for (const TensorMapPlan& map : plan.tensor_maps()) {

@@ -7,7 +7,10 @@
 #include <string>
 
 #include "codegen/launch_plan.hpp"
+#include "runtime/backend.hpp"
 #include "runtime/device.hpp"
+#include "runtime/kernel_cache.hpp"
+#include "variants/arch.hpp"
 #include "variants/variant.hpp"
 
 namespace mqajit {
@@ -15,6 +18,11 @@ namespace mqajit {
 // Encodes each of the plan's tensor maps into the kernel argument (`argument_bytes` long) at the
 // offset the plan gives. Throws Error(internal) for a map that would not fit there.
 void encode_tensor_maps(const LaunchPlan& plan, const Device& device, void* argument, std::size_t argument_bytes);
+
+// A pre-built kernel of `backend` (a baseline, a reference, a select kernel) loaded on `device`,
+// held in `cache` under one key scheme with the generated ones.
+std::shared_ptr<LoadedKernel> load_prebuilt(KernelCache& cache, Device& device, const Arch& arch,
+                                            const Backend& backend, const PrebuiltKernel& kernel);
 
 // True the first time `topic` is seen in this process: one failure that hits every variant (hiprtc
 // missing, a kernel built for another arch) is one warning, not one per tuned row.

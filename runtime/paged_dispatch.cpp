@@ -81,11 +81,8 @@ void PagedDispatcher::run(PagedMqaLogitsArgs& args, const PagedMqaLogitsOptions&
 
 void PagedDispatcher::run_reference(PagedMqaLogitsArgs& args, void* stream) {
     DeviceState& state = state_for(*backend_.current_device());
-    const PrebuiltKernel reference = backend_.paged_reference(state.arch);
-    const KernelKey key{.family = "prebuilt", .variant = reference.kernel_name, .arch = state.arch.target_id(),
-                        .options_fingerprint = backend_.name()};
     const std::shared_ptr<LoadedKernel> kernel =
-        cache_.get_prebuilt(state.device, key, reference.binary, reference.kernel_name);
+        load_prebuilt(cache_, state.device, state.arch, backend_, backend_.paged_reference(state.arch));
     state.device.launch(*kernel, paged_reference_launch_config(args.shape), stream, &args.params, sizeof(args.params));
 }
 
@@ -182,12 +179,7 @@ std::pair<PagedDispatcher::Resolved, std::shared_ptr<LoadedKernel>> PagedDispatc
 
 std::shared_ptr<LoadedKernel> PagedDispatcher::load(DeviceState& state, const Resolved& resolved,
                                                     const PagedProblemShape& shape) {
-    if (resolved.baseline) {
-        const PrebuiltKernel& prebuilt = resolved.baseline->kernel;
-        const KernelKey key{.family = "prebuilt", .variant = prebuilt.kernel_name, .arch = state.arch.target_id(),
-                            .options_fingerprint = backend_.name()};
-        return cache_.get_prebuilt(state.device, key, prebuilt.binary, prebuilt.kernel_name);
-    }
+    if (resolved.baseline) return load_prebuilt(cache_, state.device, state.arch, backend_, resolved.baseline->kernel);
     return backend_.generated_kernel(cache_, state.device, resolved.launched, shape.heads, shape.head_dim);
 }
 

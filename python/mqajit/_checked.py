@@ -35,10 +35,7 @@ def call(function_name, q, kv, kv_scales, weights, cu_starts, cu_ends, clean_log
     for name, tensor in named:
         _views.require_present(name, tensor)
     hooks = _torch_hooks.get(function_name)
-    try:
-        device = q.device
-    except AttributeError:
-        raise ValueError(f"q is not a torch tensor (got {type(q).__name__}); pass {_views.EXPECTED['q']}") from None
+    device = _views.device_of_q(q)
     _refuse_fp4(function_name, "q", q)
     _refuse_fp4(function_name, "kv", kv)
     views = [_views.view_of(name, tensor, device) for name, tensor in named]

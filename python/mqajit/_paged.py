@@ -27,11 +27,7 @@ def _call(function_name, q, kv_cache, weights, context_lens, block_table, max_co
     for name, tensor in zip(_NAMES, tensors):
         _views.require_present(name, tensor)
     hooks = _torch_hooks.get(function_name)
-    try:
-        device = q.device
-    except AttributeError:
-        raise ValueError(f"q is not a torch tensor (got {type(q).__name__}); pass a float8_e4m3fn CUDA tensor "
-                         "[B, next_n, H, D]") from None
+    device = _views.device_of_q(q, "a float8_e4m3fn CUDA tensor [B, next_n, H, D]")
     views = [_views.view_of(name, tensor, device) for name, tensor in zip(_NAMES, tensors)]
     max_context_len = operator.index(max_context_len)
     if max_context_len < 0:

@@ -50,10 +50,7 @@ def mqa_topk(q, kv, weights, cu_starts, cu_ends, k=2048, out=None, *, sorted=Fal
     for name, tensor in zip(_NAMES, tensors):
         _views.require_present(name, tensor)
     hooks = _torch_hooks.get("mqa_topk")
-    try:
-        device = q.device
-    except AttributeError:
-        raise ValueError(f"q is not a torch tensor (got {type(q).__name__}); pass {_views.EXPECTED['q']}") from None
+    device = _views.device_of_q(q)
     views = [_views.view_of(name, tensor, device) for name, tensor in zip(_NAMES, tensors)]
     k = operator.index(k)
     if k < 1:

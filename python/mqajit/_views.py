@@ -58,6 +58,15 @@ def _dtype_name(dtype):
     return name
 
 
+def device_of_q(q, expected=None):
+    """The device a call runs on: q's. ValueError when q is not a torch tensor, saying what to pass
+    (`expected`, or mqa_logits' q)."""
+    try:
+        return q.device
+    except AttributeError:
+        raise ValueError(f"q is not a torch tensor (got {type(q).__name__}); pass {expected or EXPECTED['q']}") from None
+
+
 def view_of(name, tensor, device):
     """The tuple for `tensor`, after checking it is a CUDA tensor on `device`."""
     try:

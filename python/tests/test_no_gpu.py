@@ -171,6 +171,8 @@ def test_tensors_must_be_torch_cuda_tensors():
     if not hasattr(torch, "float8_e4m3fn"):
         skip(f"torch {torch.__version__} has no float8_e4m3fn (torch 2.1 or newer has)")
     expect_error(ValueError, lambda: mqajit.mqa_logits(*arguments), "q is not a torch tensor (got object)")
+    expect_error(ValueError, lambda: mqajit.mqa_topk(arguments[0], tuple(arguments[1:3]), *arguments[3:]),
+                 "q is not a torch tensor (got object)")
     q = torch.zeros((S, H, D), dtype=torch.float8_e4m3fn)
     kv = torch.zeros((N, D), dtype=torch.float8_e4m3fn)
     expect_error(ValueError, lambda: mqajit.mqa_logits(q, (kv, torch.ones(N)), torch.ones(S, H),

@@ -162,6 +162,7 @@ def test_unusual_paged_calls_go_to_the_checked_path_which_says_what_is_wrong():
     FakeTorch().install()
     handed_over = [
         (dict(q=None), {}, "q is None"),
+        (dict(q=object()), {}, "q is not a torch tensor (got object); pass a float8_e4m3fn CUDA tensor [B, next_n"),
         (dict(block_table=object()), {}, "block_table is not a torch tensor"),
         (dict(context_lens=FakeTensor(INT32, (B,), device=CPU)), {}, "context_lens is on cpu"),
         (dict(weights=FakeTensor(FLOAT32, (B * NEXT_N, H), device=CUDA1)), {}, "weights is on cuda:1 but q is on cuda:0"),

@@ -76,14 +76,10 @@ void tie_keys(HostProblem& host, int distinct_keys, std::uint64_t seed) {
     }
 }
 
-struct Expected {
-    std::vector<int> indices;  // [S, k], -1 past the window
-};
-
 // The rule of mqa_topk.hpp applied by a CPU sort to the logits mqa_logits() wrote: the selection
-// by logit (equal logits by key), then in key order unless `sorted`.
-Expected expected_topk(const HostProblem& host, const std::vector<float>& logits, int k, bool sorted) {
-    Expected e{std::vector<int>(static_cast<std::size_t>(host.seq_len) * k, -1)};
+// by logit (equal logits by key), then in key order unless `sorted`. Indices [S, k], -1 past the window.
+std::vector<int> expected_topk(const HostProblem& host, const std::vector<float>& logits, int k, bool sorted) {
+    std::vector<int> indices(static_cast<std::size_t>(host.seq_len) * k, -1);
     for (int i = 0; i < host.seq_len; ++i) {
         const int lo = std::max(host.cu_starts[i], 0), hi = std::min(host.cu_ends[i], host.seq_len_kv);
         if (hi <= lo) continue;
@@ -94,9 +90,9 @@ Expected expected_topk(const HostProblem& host, const std::vector<float>& logits
         std::partial_sort(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(taken), keys.end(),
                           [&](int a, int b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
         if (!sorted) std::sort(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(taken));
-        std::copy_n(keys.begin(), taken, e.indices.begin() + static_cast<std::ptrdiff_t>(i) * k);
+        std::copy_n(keys.begin(), taken, indices.begin() + static_cast<std::ptrdiff_t>(i) * k);
     }
-    return e;
+    return indices;
 }
 
 struct TopkOutput {
@@ -138,13 +134,13 @@ TopkOutput run_topk(Device& gpu, const DeviceProblem& problem, const TopkCase& c
 // Every slot as the CPU sort says: the same key, its logit beside it, -1 and -inf past the window.
 void check_selection(const HostProblem& host, const std::vector<float>& logits, const TopkCase& c,
                      const TopkOutput& got) {
-    const Expected want = expected_topk(host, logits, c.k, c.sorted);
+    const std::vector<int> want = expected_topk(host, logits, c.k, c.sorted);
     std::int64_t wrong = 0;
     std::string first;
     for (int i = 0; i < host.seq_len; ++i) {
         for (int t = 0; t < c.k; ++t) {
             const std::size_t at = static_cast<std::size_t>(i) * c.k + t;
-            const int index = want.indices[at];
+            const int index = want[at];
             const float value = index >= 0 ? logits[static_cast<std::size_t>(i) * host.logits_row_stride + index]
                                            : -INFINITY;
             const bool ok = got.indices[at] == index && got.values[at] == value;
@@ -204,5 +200,5 @@ TEST_CASE("gpu: mqa_topk leaves values out when none are asked for") {
              TensorView::contiguous(workspace->data(), DType::uint8, {workspace_bytes}));
     std::vector<std::int32_t> got(16 * k);
     gpu->copy_to_host(got.data(), indices->data(), got.size() * 4);
-    CHECK(got == expected_topk(host, logits, k, false).indices);
+    CHECK(got == expected_topk(host, logits, k, false));
 }

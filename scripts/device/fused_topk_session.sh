@@ -4,12 +4,14 @@
 # with carry [".gpu-deps"]; logs under $OUT.
 set -u
 t0=$SECONDS
+# Seconds left of the device call's 600, less a margin for the logs to come back.
+left() { echo $((570 - SECONDS + t0)); }
 bash scripts/gpu_session.sh build > $OUT/build_step.txt 2>&1; echo "[$((SECONDS-t0))s] build exit $?"; tail -5 $OUT/build_step.txt
 export LD_LIBRARY_PATH=/tmp/mqajit-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export MQAJIT_CACHE_DIR=/tmp/mqajit-cache MQAJIT_SYSTEM_DB=$(find "$PWD/build" -name system_tuning.db | head -1)
-timeout 240 ctest --test-dir build -L gpu -R "topk" --output-on-failure > $OUT/ctest_topk.txt 2>&1
+timeout $(( $(left) < 200 ? $(left) : 200 )) ctest --test-dir build -L gpu -R "topk" --output-on-failure > $OUT/ctest_topk.txt 2>&1
 echo "[$((SECONDS-t0))s] ctest topk exit $?"; grep -E "tests passed|FAILED|Failed|ERROR|CHECK|row " $OUT/ctest_topk.txt | head -30
-(cd python/tests && PYTHONPATH=../../build/python timeout 150 python3 -m pytest -q -x test_gpu_topk.py > $OUT/py_topk.txt 2>&1)
+(cd python/tests && PYTHONPATH=../../build/python timeout $(( $(left) < 120 ? $(left) : 120 )) python3 -m pytest -q -x test_gpu_topk.py > $OUT/py_topk.txt 2>&1)
 echo "[$((SECONDS-t0))s] pytest exit $?"; tail -15 $OUT/py_topk.txt
-PYTHONPATH=build/python timeout 200 python3 python/benchmarks/topk_time.py --rounds 1 --profile --json $OUT/topk.json > $OUT/topk_time.txt 2>&1
+PYTHONPATH=build/python timeout $(left) python3 python/benchmarks/topk_time.py --rounds 1 --profile --json $OUT/topk.json > $OUT/topk_time.txt 2>&1
 echo "[$((SECONDS-t0))s] bench exit $?"; cat $OUT/topk_time.txt | tail -50

@@ -34,6 +34,13 @@ std::string fused_unavailable(const TopkPathQuery& query, const FusedTopkLayout&
 
 }  // namespace
 
+MqaTopkPath parse_mqa_topk_path(std::string_view name) {
+    if (name == "auto") return MqaTopkPath::automatic;
+    if (name == "fused") return MqaTopkPath::fused;
+    if (name == "unfused") return MqaTopkPath::unfused;
+    MQAJIT_FAIL(invalid_argument, "path is '{}'; pass 'auto', 'fused' or 'unfused'", name);
+}
+
 TopkPathDecision decide_topk_path(const TopkPathQuery& query) {
     if (query.requested == MqaTopkPath::unfused) return {false, std::nullopt, "the unfused path, as requested"};
     const FusedTopkLayout layout = fused_topk_layout(query.seq_len, query.seq_len_kv, query.k);

@@ -105,6 +105,13 @@ TEST_CASE("mqa_topk: bad arguments are rejected before launch, saying what is wr
     }
 }
 
+TEST_CASE("mqa_topk: paths are spelled auto, fused and unfused") {
+    CHECK(parse_mqa_topk_path("auto") == MqaTopkPath::automatic);
+    CHECK(parse_mqa_topk_path("fused") == MqaTopkPath::fused);
+    CHECK(parse_mqa_topk_path("unfused") == MqaTopkPath::unfused);
+    CHECK_THROWS_WITH_AS(parse_mqa_topk_path("fast"), doctest::Contains("path is 'fast'; pass 'auto'"), Error);
+}
+
 TEST_CASE("mqa_topk: the path rule takes the fused path where its twin exists, the workspace fits and N is long") {
     const Variant wgmma = Variant::parse("wgmma64x256x32_bkv64_r8_w2_lds4");
     const std::int64_t roomy = mqa_topk_workspace_bytes(4096, 32768, 2048);

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "mqajit/export.hpp"
 #include "mqajit/mqa_logits.hpp"  // DispatchReport
@@ -29,6 +30,9 @@ enum class MqaTopkPath {
     fused,      // the fused path, or Error(unsupported) saying why it cannot serve the call
     unfused,    // mqa_logits into the workspace, then the select kernel
 };
+
+// "auto", "fused" or "unfused" (the Python and CLI spelling); Error(invalid_argument) otherwise.
+MQAJIT_API MqaTopkPath parse_mqa_topk_path(std::string_view name);
 
 struct MqaTopkOptions {
     void* stream = nullptr;  // a CUstream (nullptr: the legacy default stream)

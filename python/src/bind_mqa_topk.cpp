@@ -28,14 +28,7 @@ py::object run_topk(py::handle q, py::handle kv, py::handle kv_scales, py::handl
                      indices_view = tensor_view_from("indices", indices),
                      values_view = values.is_none() ? TensorView{} : tensor_view_from("values", values),
                      workspace_view = tensor_view_from("workspace", workspace);
-    MqaTopkPath topk_path = MqaTopkPath::automatic;
-    if (path == "fused") {
-        topk_path = MqaTopkPath::fused;
-    } else if (path == "unfused") {
-        topk_path = MqaTopkPath::unfused;
-    } else if (path != "auto") {
-        throw py::value_error("path is '" + path + "'; pass 'auto', 'fused' or 'unfused'");
-    }
+    const MqaTopkPath topk_path = parse_mqa_topk_path(path);
     DispatchReport dispatch_report;
     const MqaTopkOptions options{.stream = reinterpret_cast<void*>(stream),
                                  .sorted = sorted,

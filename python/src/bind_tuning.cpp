@@ -117,14 +117,7 @@ py::dict topk_explain(const std::string& arch, int cu_num, int heads, int head_d
             // No baseline in this build for that arch: no fused twin either, which the reason says.
         }
     }
-    MqaTopkPath requested = MqaTopkPath::automatic;
-    if (path == "fused") {
-        requested = MqaTopkPath::fused;
-    } else if (path == "unfused") {
-        requested = MqaTopkPath::unfused;
-    } else if (path != "auto") {
-        throw py::value_error("path is '" + path + "'; pass 'auto', 'fused' or 'unfused'");
-    }
+    const MqaTopkPath requested = parse_mqa_topk_path(path);
     if (workspace_bytes <= 0) workspace_bytes = mqa_topk_workspace_bytes(seq_len, seq_len_kv, k);
     const TopkPathDecision decision =
         decide_topk_path({.logits_variant = logits_variant, .requested = requested, .seq_len = seq_len,

@@ -8,7 +8,7 @@ if(result)
 endif()
 string(REPLACE "\n" ";" lines "${listing}")
 # NOTES: the public API: declared in include/mqajit (error.hpp, tensor.hpp, mqa_logits.hpp, mqa_topk.hpp, paged_mqa_logits.hpp, status.hpp).
-set(api "^(typeinfo (name )?for |vtable for )?mqajit::(Error|ErrorKind|DType|TensorView|RuntimeStatus|to_string|element_size_bytes|mqa_logits|mqa_logits_reference|mqa_topk|mqa_topk_row_bytes|mqa_topk_workspace_bytes|paged_mqa_logits|paged_mqa_logits_reference|runtime_status)([:([]|$)")
+set(api "^(typeinfo (name )?for |vtable for )?mqajit::(Error|ErrorKind|DType|TensorView|RuntimeStatus|to_string|element_size_bytes|mqa_logits|mqa_logits_reference|mqa_topk|mqa_topk_row_bytes|mqa_topk_workspace_bytes|parse_mqa_topk_path|paged_mqa_logits|paged_mqa_logits_reference|runtime_status)([:([]|$)")
 set(count 0)
 set(leaks "")
 foreach(line IN LISTS lines)

@@ -95,19 +95,11 @@ void mqa_topk(const TensorView& q, const TensorView& kv, const TensorView& kv_sc
     // served by, so the values are those one mqa_logits() call over all rows computes.
     const std::string logits_name = choice.variant ? choice.variant->name() : "baseline";
 
-    // The baseline serves with a variant of its own, whose twin (compiled like any variant) runs.
-    std::optional<Variant> logits_variant = choice.variant;
-    if (!logits_variant && options.path != MqaTopkPath::unfused) {
-        try {
-            logits_variant =
-                dispatcher.backend()
-                    .baseline(Arch::parse(dispatcher.backend().current_device()->arch()), whole.shape.heads,
-                              whole.shape.head_dim)
-                    .variant;
-        } catch (const Error&) {
-            // No baseline on this device: no twin either, which decide_topk_path() says.
-        }
-    }
+    const std::optional<Variant> logits_variant =
+        options.path == MqaTopkPath::unfused
+            ? choice.variant
+            : selecting_variant(choice.variant, Arch::parse(dispatcher.backend().current_device()->arch()),
+                                whole.shape.heads, whole.shape.head_dim);
     const TopkPathDecision decision = decide_topk_path(
         {.logits_variant = logits_variant, .requested = options.path, .seq_len = call.seq_len,
          .seq_len_kv = call.seq_len_kv, .k = call.k, .workspace_bytes = workspace.size(0),

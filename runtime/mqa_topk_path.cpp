@@ -4,6 +4,7 @@
 
 #include "codegen/family_registry.hpp"
 #include "core/check.hpp"
+#include "runtime/backend.hpp"
 #include "runtime/mqa_topk_layout.hpp"
 
 namespace mqajit {
@@ -33,6 +34,16 @@ std::string fused_unavailable(const TopkPathQuery& query, const FusedTopkLayout&
 }
 
 }  // namespace
+
+std::optional<Variant> selecting_variant(const std::optional<Variant>& tuned, const Arch& arch, int heads,
+                                         int head_dim) {
+    if (tuned) return tuned;
+    try {
+        return backend_for(arch).baseline(arch, heads, head_dim).variant;
+    } catch (const Error&) {
+        return std::nullopt;  // no baseline here: no twin either, which decide_topk_path() says
+    }
+}
 
 MqaTopkPath parse_mqa_topk_path(std::string_view name) {
     if (name == "auto") return MqaTopkPath::automatic;

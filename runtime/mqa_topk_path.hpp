@@ -7,6 +7,7 @@
 #include <string>
 
 #include "mqajit/mqa_topk.hpp"
+#include "variants/arch.hpp"
 #include "variants/variant.hpp"
 
 namespace mqajit {
@@ -27,6 +28,11 @@ struct TopkPathDecision {
     std::optional<Variant> topk_variant;  // the fused kernel, when fused
     std::string reason;
 };
+
+// The mqa_logits variant a call selects by: `tuned`, or where the baseline serves, the baseline's
+// own variant on `arch` (whose twin, compiled like any variant, runs); nullopt without a baseline.
+std::optional<Variant> selecting_variant(const std::optional<Variant>& tuned, const Arch& arch, int heads,
+                                         int head_dim);
 
 // Throws Error(unsupported) when the fused path is requested and cannot serve, saying why.
 TopkPathDecision decide_topk_path(const TopkPathQuery& query);

@@ -11,7 +11,6 @@
 
 #include "core/check.hpp"
 #include "mqajit/mqa_topk.hpp"
-#include "runtime/backend.hpp"
 #include "runtime/mqa_topk_path.hpp"
 #include "python/src/bindings.hpp"
 #include "tuning_db/tuning_db.hpp"
@@ -106,17 +105,9 @@ py::dict topk_explain(const std::string& arch, int cu_num, int heads, int head_d
                       std::int64_t seq_len_kv, int k, std::int64_t workspace_bytes, const std::string& path) {
     const ShapeKey key = shape_key(arch, cu_num, heads, head_dim, seq_len, seq_len_kv, false, "float32");
     const TunedRow* row = TuningDb::instance().lookup(key);
-    std::optional<Variant> logits_variant;
-    if (row != nullptr && row->backend == kBackendJit) {
-        logits_variant = Variant::parse(row->variant);
-    } else {
-        try {
-            const Arch target = Arch::parse(arch);
-            logits_variant = backend_for(target).baseline(target, heads, head_dim).variant;
-        } catch (const Error&) {
-            // No baseline in this build for that arch: no fused twin either, which the reason says.
-        }
-    }
+    const std::optional<Variant> tuned =
+        row != nullptr && row->backend == kBackendJit ? std::optional(Variant::parse(row->variant)) : std::nullopt;
+    const std::optional<Variant> logits_variant = selecting_variant(tuned, Arch::parse(arch), heads, head_dim);
     const MqaTopkPath requested = parse_mqa_topk_path(path);
     if (workspace_bytes <= 0) workspace_bytes = mqa_topk_workspace_bytes(seq_len, seq_len_kv, k);
     const TopkPathDecision decision =

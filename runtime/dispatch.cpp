@@ -84,52 +84,11 @@ KernelChoice Dispatcher::choose(const ProblemShape& shape, bool clean_logits, co
     return decide(state_for(*backend_.current_device()), shape, clean_logits, requested_variant);
 }
 
-namespace {
-
-ShapeKey tuning_key(const Arch& arch, int multiprocessors, const ProblemShape& shape, bool clean_logits) {
-    return ShapeKey{.arch = arch.name, .cu_num = multiprocessors, .heads = shape.heads, .head_dim = shape.head_dim,
-                    .clean_logits = clean_logits ? 1 : 0,
-                    .logits_dtype = std::string(kLogitsDtypes[shape.logits_bf16 ? 1 : 0]),
-                    .seq_len = shape.seq_len, .seq_len_kv = shape.seq_len_kv};
-}
-
-// "tuned row X (seq_len 1024, seq_len_kv 8192)", with what differs from the call's own group.
-std::string tuned_row_reason(const TunedRow& row, const ShapeKey& call) {
-    std::string text = fmt::format("tuned row {} (seq_len {}, seq_len_kv {}", row.origin, row.key.seq_len,
-                                   row.key.seq_len_kv);
-    if (row.key.cu_num != call.cu_num) text += fmt::format("; tuned at the nearest SM count, {}", row.key.cu_num);
-    if (row.key.clean_logits != call.clean_logits)
-        text += fmt::format("; tuned with clean_logits={}, none with {}", row.key.clean_logits, call.clean_logits);
-    if (row.key.logits_dtype != call.logits_dtype)
-        text += fmt::format("; tuned with logits_dtype={}, none with {}", row.key.logits_dtype, call.logits_dtype);
-    return text + ")";
-}
-
-}  // namespace
-
 KernelChoice Dispatcher::decide(DeviceState& state, const ProblemShape& shape, bool clean_logits,
                                 const std::string& requested) {
-    if (requested == "baseline") return {std::nullopt, "baseline requested"};
-    const auto& registry = VariantRegistry::instance();
-    if (!requested.empty()) {
-        const Variant variant = Variant::parse(requested);
-        const Support support = registry.supports(state.arch, shape.heads, shape.head_dim, variant);
-        MQAJIT_CHECK_KIND(unsupported, support.ok, "variant {} cannot run on this {} ({}): {}", requested,
-                          state.device.name(), state.arch.name, support.reason);
-        return {variant, "variant requested by the caller"};
-    }
-    if (settings().disable_jit) return {std::nullopt, "MQAJIT_DISABLE_JIT is set"};
-    const ShapeKey key = tuning_key(state.arch, state.limits.multiprocessors, shape, clean_logits);
-    const TunedRow* row = TuningDb::instance().lookup(key);
-    if (row == nullptr) return {std::nullopt, "no tuned row for this arch, SM count, heads and head_dim"};
-    if (row->backend != "jit") return {std::nullopt, fmt::format("tuned row {} picks the baseline", row->origin)};
-    std::string unparsable;
-    const std::optional<Variant> parsed = parse_tuned_variant(row->origin, row->variant, &unparsable);
-    if (!parsed) return {std::nullopt, std::move(unparsable)};
-    const Variant& variant = *parsed;
-    const Support support = registry.supports(state.arch, shape.heads, shape.head_dim, variant);
-    if (!support.ok) return {std::nullopt, fmt::format("tuned variant {} cannot run here: {}", row->variant, support.reason)};
-    return {variant, tuned_row_reason(*row, key)};
+    return choose_logits_kernel(TuningDb::instance(), state.arch, state.limits.multiprocessors, shape, clean_logits,
+                                requested,
+                                fmt::format("this {} ({})", state.device.name(), state.arch.name));
 }
 
 std::pair<const Dispatcher::Resolved*, std::shared_ptr<LoadedKernel>> Dispatcher::resolve(
@@ -138,7 +97,8 @@ std::pair<const Dispatcher::Resolved*, std::shared_ptr<LoadedKernel>> Dispatcher
     // the kernel from its weak reference; the rest runs once per tuned row or explicit request.
     const TunedRow* row = nullptr;
     if (requested.empty() && !settings().disable_jit)
-        row = TuningDb::instance().lookup(tuning_key(state.arch, state.limits.multiprocessors, shape, clean_logits));
+        row = TuningDb::instance().lookup(
+            logits_tuning_key(state.arch, state.limits.multiprocessors, shape, clean_logits));
     if (log().should_log(spdlog::level::debug)) log_first_decision(state, shape, clean_logits, requested);
     return state.decisions.resolve(
         row, (clean_logits ? 1 : 0) + (shape.logits_bf16 ? 2 : 0), std::pair{shape.heads, shape.head_dim}, requested,

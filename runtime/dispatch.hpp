@@ -14,16 +14,12 @@
 #include "mqajit/mqa_logits.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/kernel_cache.hpp"
+#include "runtime/kernel_choice.hpp"
 #include "runtime/mqa_logits_args.hpp"
 #include "variants/variant.hpp"
 
 namespace mqajit {
 
-// Which kernel serves a shape on a device, and why.
-struct KernelChoice {
-    std::optional<Variant> variant;  // nullopt: the baseline
-    std::string reason;
-};
 
 class Dispatcher {
 public:

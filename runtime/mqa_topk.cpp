@@ -10,10 +10,12 @@
 #include "core/check.hpp"
 #include "core/log.hpp"
 #include "runtime/dispatch.hpp"
+#include "runtime/device.hpp"
 #include "runtime/mqa_logits_args.hpp"
 #include "runtime/mqa_topk_call.hpp"
 #include "runtime/mqa_topk_path.hpp"
 #include "runtime/tensor_checks.hpp"
+#include "tuning_db/tuning_db.hpp"
 
 // mqa_topk(): checks the call, picks the variant whose values it selects by, and the path (the
 // fused one where it is available and expected to win, runtime/mqa_topk_fused.cpp; otherwise the
@@ -89,47 +91,46 @@ void mqa_topk(const TensorView& q, const TensorView& kv, const TensorView& kv_sc
     whole.shape.num_sms = options.num_sms;
 
     Dispatcher& dispatcher = Dispatcher::instance();
-    const KernelChoice choice = dispatcher.choose(whole.shape, false, options.variant);
+    const std::shared_ptr<Device> device = dispatcher.backend().current_device();
+    const Arch arch = Arch::parse(device->arch());
+    const TopkChoice choice = choose_topk(
+        TuningDb::instance(),
+        {.arch = arch, .cu_num = device->limits().multiprocessors, .heads = whole.shape.heads,
+         .head_dim = whole.shape.head_dim, .seq_len = call.seq_len, .seq_len_kv = call.seq_len_kv, .k = call.k,
+         .workspace_bytes = workspace.size(0),
+         .kv_rows_aligned = reinterpret_cast<std::uintptr_t>(kv.data) % 16 == 0 && kv.stride(0) % 16 == 0,
+         .path = options.path, .variant = options.variant,
+         .device = fmt::format("this {} ({})", device->name(), arch.name)});
     // NOTES: a pass of fewer rows could look up another tuned variant, whose head sums may round
-    // differently; every pass (and the fused kernel) runs the kernel the whole call's shape is
-    // served by, so the values are those one mqa_logits() call over all rows computes.
-    const std::string logits_name = choice.variant ? choice.variant->name() : "baseline";
-
-    const std::optional<Variant> logits_variant =
-        options.path == MqaTopkPath::unfused
-            ? choice.variant
-            : selecting_variant(choice.variant, Arch::parse(dispatcher.backend().current_device()->arch()),
-                                whole.shape.heads, whole.shape.head_dim);
-    const TopkPathDecision decision = decide_topk_path(
-        {.logits_variant = logits_variant, .requested = options.path, .seq_len = call.seq_len,
-         .seq_len_kv = call.seq_len_kv, .k = call.k, .workspace_bytes = workspace.size(0),
-         .kv_rows_aligned = reinterpret_cast<std::uintptr_t>(kv.data) % 16 == 0 && kv.stride(0) % 16 == 0});
-    if (decision.fused) {
+    // differently; every pass (and the fused kernel) runs the kernel the whole call is served by,
+    // so the values are those one mqa_logits() call over all rows with that kernel computes.
+    const std::string logits_name = choice.logits.variant ? choice.logits.variant->name() : "baseline";
+    if (choice.fused) {
         bool prepared = true;
         try {
-            dispatcher.prepare_topk_variant(*decision.topk_variant, whole.shape.heads, whole.shape.head_dim);
+            dispatcher.prepare_topk_variant(*choice.topk_variant, whole.shape.heads, whole.shape.head_dim);
         } catch (const Error& e) {
-            if (options.path == MqaTopkPath::fused) throw;
+            if (options.path == MqaTopkPath::fused || !options.variant.empty()) throw;
             log().warn("mqa_topk: the fused kernel {} is unavailable, the unfused path serves instead: {}",
-                       decision.topk_variant->name(), e.what());
+                       choice.topk_variant->name(), e.what());
             prepared = false;
         }
         if (prepared) {
-            run_fused(call, fused_topk_layout(call.seq_len, call.seq_len_kv, call.k), *decision.topk_variant,
-                      *logits_variant);
+            run_fused(call, fused_topk_layout(call.seq_len, call.seq_len_kv, call.k), *choice.topk_variant,
+                      *choice.logits.variant);
             if (options.report) {
-                *options.report = {fmt::format("fused {}", decision.topk_variant->name()),
-                                   fmt::format("{}, the twin of {} ({})", decision.reason, logits_name, choice.reason)};
+                *options.report = {fmt::format("fused {}", choice.topk_variant->name()),
+                                   fmt::format("{}, the twin of {} ({})", choice.reason, logits_name,
+                                               choice.logits.reason)};
             }
             return;
         }
     }
 
-    // The variant is pinned only when the table's choice for a block of rows could differ.
     const std::int64_t rows_per_pass = std::min(call.seq_len, workspace.size(0) / (row_stride * 4));
-    const std::string pinned = rows_per_pass < call.seq_len || !options.variant.empty() ? logits_name : "";
-    run_unfused_passes(call, 0, pinned, cu_starts, cu_ends, nullptr);
-    if (options.report) *options.report = {logits_name, fmt::format("{}; {}", decision.reason, choice.reason)};
+    const bool pinned = choice.logits_pinned || rows_per_pass < call.seq_len;
+    run_unfused_passes(call, 0, pinned ? logits_name : std::string(), cu_starts, cu_ends, nullptr);
+    if (options.report) *options.report = {logits_name, fmt::format("{}; {}", choice.reason, choice.logits.reason)};
 }
 
 }  // namespace mqajit

@@ -128,8 +128,8 @@ TEST_CASE("tuning user db: a version 3 database is migrated in place, its rows b
         LogCapture capture;
         TuningDb db(std::nullopt, file);
         CHECK_FALSE(db.user_db_in_memory());
-        CHECK(capture.count("from schema version 3 to 4 (which adds the logits_dtype key): its 1 prefill row(s) are "
-                            "float32 rows") == 1);
+        CHECK(capture.count("from schema version 3 to 5 (which adds the logits_dtype key and the mqa_topk table): its "
+                            "1 prefill row(s) are float32 rows") == 1);
         const auto rows = db.user_rows();
         REQUIRE(rows.size() == 1);
         CHECK(rows[0].key == key(0, "float32", 1024, 4096));

@@ -240,7 +240,7 @@ TEST_CASE("tuning user db: a version 1 database is migrated in place, its rows b
         TuningDb db(std::nullopt, file);
         CHECK_FALSE(db.user_db_in_memory());
         CHECK(capture.warnings() == 1);
-        CHECK(capture.count("migrated user tuning database " + file.string() + " from schema version 1 to 4") == 1);
+        CHECK(capture.count("migrated user tuning database " + file.string() + " from schema version 1 to 5") == 1);
         CHECK(capture.count("its 2 prefill row(s) are clean_logits=1 float32 rows") == 1);
         const auto rows = db.user_rows();
         REQUIRE(rows.size() == 2);
@@ -279,7 +279,7 @@ TEST_CASE("tuning db: an old or a newer schema version is refused with what to d
     } catch (const Error& e) {
         CHECK(e.kind() == ErrorKind::database);
         const std::string text = e.what();
-        CHECK(text.find("schema version 1, older than the version 4") != std::string::npos);
+        CHECK(text.find("schema version 1, older than the version 5") != std::string::npos);
         CHECK(text.find("mqajit db build-system") != std::string::npos);
     }
     const auto new_file = dir.path() / "new.db";
@@ -291,7 +291,7 @@ TEST_CASE("tuning db: an old or a newer schema version is refused with what to d
     LogCapture capture;
     TuningDb db(std::nullopt, new_file);
     CHECK(db.user_db_in_memory());
-    CHECK(capture.count("schema version 7, newer than the version 4 this mqajit reads") == 1);
+    CHECK(capture.count("schema version 7, newer than the version 5 this mqajit reads") == 1);
 }
 
 TEST_CASE("tuning check: a row whose variant cannot run on its arch is refused, baseline rows always run") {

@@ -40,7 +40,7 @@ struct PagedCliFixture {
         REQUIRE(run("db build-system --out " + quoted(system_db) + " " + quoted(prefill) + " " + quoted(decode),
                     &output) == 0);
         REQUIRE(contains(output, "wrote 4 row(s) from 2 file(s) to " + system_db.string() +
-                                     " (mqa_logits 1, paged_mqa_logits 3)"));
+                                     " (mqa_logits 1, paged_mqa_logits 3, mqa_topk 0)"));
     }
     int db(const std::string& args, std::string* output) const {
         return run("db --db " + quoted(user_db) + " --system-db " + quoted(system_db) + " " + args, output);

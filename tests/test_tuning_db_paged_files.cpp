@@ -189,8 +189,8 @@ TEST_CASE("paged db: a version 2 user database gains the decode table, keeping i
         TuningDb db(std::nullopt, file);
         CHECK_FALSE(db.user_db_in_memory());
         CHECK(capture.warnings() == 1);
-        CHECK(capture.count("from schema version 2 to 4 (which adds the logits_dtype key and the paged_mqa_logits "
-                            "table): its 1 prefill row(s) are float32 rows") == 1);
+        CHECK(capture.count("from schema version 2 to 5 (which adds the logits_dtype key, the paged_mqa_logits "
+                            "table and the mqa_topk table): its 1 prefill row(s) are float32 rows") == 1);
         CHECK(db.user_rows<ShapeKey>().size() == 1);
         CHECK(db.lookup(gfx950_key(32, 128, 1, 2000, 5000)) != nullptr);
         db.insert(paged_row(16));
@@ -198,7 +198,7 @@ TEST_CASE("paged db: a version 2 user database gains the decode table, keeping i
                                       .block_kv = 64, .clean_logits = 0, .batch = 100}) != nullptr);
     }
     sqlite::Database database(file, sqlite::OpenMode::read_only);
-    CHECK(tuning::schema_version(database) == 4);
+    CHECK(tuning::schema_version(database) == 5);
     CHECK(tuning::count_rows<ShapeKey>(database) == 1);
     CHECK(tuning::count_rows<PagedShapeKey>(database) == 1);
 }
@@ -211,13 +211,13 @@ TEST_CASE("paged db: a version 2 system database is refused with what to do") {
         FAIL("expected an error");
     } catch (const Error& e) {
         CHECK(e.kind() == ErrorKind::database);
-        CHECK(std::string(e.what()).find("schema version 2, older than the version 4") != std::string::npos);
+        CHECK(std::string(e.what()).find("schema version 2, older than the version 5") != std::string::npos);
         CHECK(std::string(e.what()).find("mqajit db build-system") != std::string::npos);
     }
     LogCapture capture;
     TuningDb db(dir.path() / "system.db", dir.path() / "user.db");
     CHECK_FALSE(db.system_db_path());
-    CHECK(capture.count("older than the version 4") == 1);
+    CHECK(capture.count("older than the version 5") == 1);
 }
 
 TEST_CASE("paged db: a user database that falls back to memory keeps both tables' rows") {

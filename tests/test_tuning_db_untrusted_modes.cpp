@@ -135,7 +135,7 @@ TEST_CASE("tuning user db migration: a version 1 file's damaged text and numbers
         LogCapture capture;
         TuningDb db(std::nullopt, file);
         CHECK_FALSE(db.user_db_in_memory());
-        CHECK(capture.count("from schema version 1 to 4") == 1);
+        CHECK(capture.count("from schema version 1 to 5") == 1);
         const auto rows = db.user_rows();
         REQUIRE(rows.size() == 2);
         for (const TunedRow& row : rows) {

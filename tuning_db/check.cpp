@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/family_registry.hpp"
 #include "codegen/paged_variant_support.hpp"
 #include "codegen/variant_registry.hpp"
 #include "mqajit/error.hpp"
@@ -64,6 +65,27 @@ std::optional<std::string> unrunnable_problem(const PagedTunedRow& row) {
     }
 }
 
+std::optional<std::string> unrunnable_problem(const TopkTunedRow& row) {
+    if (row.backend != kBackendJit) return std::nullopt;
+    const TopkShapeKey& key = row.key;
+    try {
+        const Arch arch = Arch::parse(key.arch);
+        const Variant variant = Variant::parse(row.variant);
+        const KernelOp op = kernel_family_for(variant).kernel_op();
+        if (op != KernelOp::mqa_topk && op != KernelOp::mqa_logits) {
+            return fmt::format("variant {} is not an mqa_topk kernel: a row names a twgmma variant (the fused path) "
+                               "or an mqa_logits variant (the unfused path, with it computing the logits)",
+                               row.variant);
+        }
+        const Support support = VariantRegistry::for_op(op).supports(arch, key.heads, key.head_dim, variant);
+        if (support) return std::nullopt;
+        return fmt::format("variant {} cannot run on {} at heads={} head_dim={}: {}", row.variant, arch.name,
+                           key.heads, key.head_dim, support.reason);
+    } catch (const Error& e) {
+        return fmt::format("variant {} cannot run on {}: {}", row.variant, key.arch, e.what());
+    }
+}
+
 template <class Key>
 void drop_unrunnable(std::vector<TunedRowOf<Key>>& rows, std::vector<RowProblem>& problems) {
     std::erase_if(rows, [&](const TunedRowOf<Key>& row) {
@@ -79,6 +101,7 @@ void drop_unrunnable(std::vector<TunedRowOf<Key>>& rows, std::vector<RowProblem>
     template void drop_unrunnable(std::vector<TunedRowOf<Key>>&, std::vector<RowProblem>&);
 MQAJIT_CHECK_FOR(ShapeKey)
 MQAJIT_CHECK_FOR(PagedShapeKey)
+MQAJIT_CHECK_FOR(TopkShapeKey)
 #undef MQAJIT_CHECK_FOR
 
 }  // namespace mqajit::tuning

@@ -2,7 +2,7 @@
 // What `mqajit db check` looks for: malformed CSV rows (bad counts, numbers, backends, variant
 // names that do not parse), rows whose variant cannot run where they say (an mfma variant on an
 // sm_90a row, a variant the rules refuse at the row's key), collisions between files, and
-// user-database rows that would be rejected today. For either operator's table.
+// user-database rows that would be rejected today. For each operator's table.
 
 #include <filesystem>
 #include <optional>
@@ -38,10 +38,12 @@ void check_rows(const std::vector<TunedRowOf<Key>>& rows, CheckReportOf<Key>& re
 // Why the row's variant cannot run where its key says, in the variant rules' words: for
 // mqa_logits the registry's rules on the row's arch at its heads and head_dim; for
 // paged_mqa_logits the decode families' rules (codegen/paged_variant_support.hpp) at its heads, head_dim, next_n
-// and block_kv. nullopt when it can, and for a baseline row (the pre-built kernel runs on every
+// and block_kv; for mqa_topk the rules of the twgmma family or (an unfused row) the mqa_logits
+// registry's, at its heads and head_dim. nullopt when it can, and for a baseline row (the pre-built kernel runs on every
 // arch mqajit knows). Needs no GPU.
 std::optional<std::string> unrunnable_problem(const TunedRow& row);
 std::optional<std::string> unrunnable_problem(const PagedTunedRow& row);
+std::optional<std::string> unrunnable_problem(const TopkTunedRow& row);
 
 // Moves the rows that unrunnable_problem rejects out of `rows` into `problems` (place: the row's
 // origin), so they are reported and skipped like malformed rows.

@@ -56,9 +56,11 @@ ConfigRowsOf<Key> load_config_files(const std::vector<std::filesystem::path>& fi
 }
 
 std::string_view config_file_op(const std::filesystem::path& file) {
-    // NOTES: one rule, the decode name first, so a name both patterns match
+    // NOTES: one rule, the prefixed names first, so a name two patterns match
     // ("paged_mqa_logits_tuned_x_tuned_mqa_logits.csv") still has exactly one operator.
-    if (file.filename().string().starts_with(PagedShapeKey::kOp.name)) return PagedShapeKey::kOp.name;
+    const std::string name = file.filename().string();
+    if (name.starts_with(PagedShapeKey::kOp.name)) return PagedShapeKey::kOp.name;
+    if (name.starts_with(TopkShapeKey::kOp.tuned_prefix)) return TopkShapeKey::kOp.name;
     return ShapeKey::kOp.name;
 }
 
@@ -108,6 +110,7 @@ std::vector<std::filesystem::path> shipped_config_files(const std::filesystem::p
     template std::vector<std::filesystem::path> shipped_config_files<Key>(const std::filesystem::path&);
 MQAJIT_CONFIG_FILES_FOR(ShapeKey)
 MQAJIT_CONFIG_FILES_FOR(PagedShapeKey)
+MQAJIT_CONFIG_FILES_FOR(TopkShapeKey)
 #undef MQAJIT_CONFIG_FILES_FOR
 
 }  // namespace mqajit::tuning

@@ -140,7 +140,7 @@ std::string parse_row(const HeaderLayout& layout, const std::vector<std::string>
     if (fields.size() != layout.num_fields)
         return fmt::format("the row has {} fields but the header has {}", fields.size(), layout.num_fields);
     std::string problem;
-    row.key.clean_logits = Key::kOp.mode_without_column.value_or(0);
+    if constexpr (has_mode_column<Key>) row.key.clean_logits = Key::kOp.mode_without_column.value_or(0);
     auto read = [&](std::string_view column, auto& value) {
         auto found = layout.index_of.find(column);
         if (!problem.empty() || found == layout.index_of.end()) return;
@@ -344,16 +344,24 @@ void any_write_csv_file(const std::filesystem::path& file, std::span<const Tuned
 
 std::string csv_line(const TunedRow& row) { return any_csv_line(row); }
 std::string csv_line(const PagedTunedRow& row) { return any_csv_line(row); }
+std::string csv_line(const TopkTunedRow& row) { return any_csv_line(row); }
 std::string csv_line(const TunedRow& row, std::span<const std::string> columns) { return any_csv_line(row, columns); }
 std::string csv_line(const PagedTunedRow& row, std::span<const std::string> columns) {
     return any_csv_line(row, columns);
 }
+std::string csv_line(const TopkTunedRow& row, std::span<const std::string> columns) {
+    return any_csv_line(row, columns);
+}
 void write_csv(std::ostream& out, std::span<const TunedRow> rows) { any_write_csv(out, rows); }
 void write_csv(std::ostream& out, std::span<const PagedTunedRow> rows) { any_write_csv(out, rows); }
+void write_csv(std::ostream& out, std::span<const TopkTunedRow> rows) { any_write_csv(out, rows); }
 void write_csv_file(const std::filesystem::path& file, std::span<const TunedRow> rows) {
     any_write_csv_file(file, rows);
 }
 void write_csv_file(const std::filesystem::path& file, std::span<const PagedTunedRow> rows) {
+    any_write_csv_file(file, rows);
+}
+void write_csv_file(const std::filesystem::path& file, std::span<const TopkTunedRow> rows) {
     any_write_csv_file(file, rows);
 }
 
@@ -367,6 +375,7 @@ void write_csv_text_file(const std::filesystem::path& file, std::string_view tex
     template std::string csv_header<Key>();
 MQAJIT_CSV_FOR(ShapeKey)
 MQAJIT_CSV_FOR(PagedShapeKey)
+MQAJIT_CSV_FOR(TopkShapeKey)
 #undef MQAJIT_CSV_FOR
 
 }  // namespace mqajit::tuning

@@ -2,6 +2,7 @@
 // Tuning tables as CSV, one layout per operator, its key columns then the value columns:
 //   mqa_logits:       gfx,cu_num,heads,head_dim[,clean_logits],seq_len,seq_len_kv,backend,variant,us[,...]
 //   paged_mqa_logits: gfx,cu_num,next_n,heads,head_dim,block_kv,clean_logits,batch,backend,variant,us[,...]
+//   mqa_topk:         gfx,cu_num,heads,head_dim,k,seq_len,seq_len_kv,backend,variant,us[,...]
 // Columns are found by header name, so their order is free and unknown columns are ignored. A
 // prefill table without clean_logits holds clean_logits=1 rows (kCleanLogitsWithoutColumn); a
 // paged table must have the column. A malformed row is reported with its file:line and skipped;
@@ -50,15 +51,19 @@ template <class Key = ShapeKey>
 std::string csv_header();
 std::string csv_line(const TunedRow& row);
 std::string csv_line(const PagedTunedRow& row);
+std::string csv_line(const TopkTunedRow& row);
 // The row's fields for a file whose header names `columns` (CSV names; "arch" also means "gfx"),
 // in their order; a column the row does not have is left empty.
 std::string csv_line(const TunedRow& row, std::span<const std::string> columns);
 std::string csv_line(const PagedTunedRow& row, std::span<const std::string> columns);
+std::string csv_line(const TopkTunedRow& row, std::span<const std::string> columns);
 void write_csv(std::ostream& out, std::span<const TunedRow> rows);
 void write_csv(std::ostream& out, std::span<const PagedTunedRow> rows);
+void write_csv(std::ostream& out, std::span<const TopkTunedRow> rows);
 // Writes next to `file` first and renames it into place, so a reader never sees half a file.
 void write_csv_file(const std::filesystem::path& file, std::span<const TunedRow> rows);
 void write_csv_file(const std::filesystem::path& file, std::span<const PagedTunedRow> rows);
+void write_csv_file(const std::filesystem::path& file, std::span<const TopkTunedRow> rows);
 // Writes CSV text exactly as given, the same way (beside `file`, then renamed into place).
 void write_csv_text_file(const std::filesystem::path& file, std::string_view text);
 

@@ -39,8 +39,8 @@ struct StandIn {
     std::vector<std::string> notes;
 };
 
-// The groups of the call's cu_num that may answer it, best first: its own; its own in the other
-// clean_logits mode; then, for a table keyed by the logits dtype, the same two with float32 rows,
+// The groups of the call's cu_num that may answer it, best first: its own; for a table with a mode
+// column, its own in the other clean_logits mode; then, for a table keyed by the logits dtype, the same two with float32 rows,
 // then with any other dtype's.
 template <class Key>
 std::vector<StandIn<Key>> stand_ins(const Key& wanted) {
@@ -52,19 +52,24 @@ std::vector<StandIn<Key>> stand_ins(const Key& wanted) {
         }
     }
     std::vector<StandIn<Key>> list;
-    for (const std::string& dtype : dtypes) {
-        for (const int mode : {wanted.clean_logits, wanted.clean_logits ? 0 : 1}) {
-            StandIn<Key> candidate{wanted, {}};
-            candidate.group.clean_logits = mode;
-            if constexpr (requires { wanted.logits_dtype; }) {
-                candidate.group.logits_dtype = dtype;
-                if (dtype != wanted.logits_dtype) candidate.notes.push_back(other_dtype_note(wanted, dtype));
+    if constexpr (!has_mode_column<Key>) {
+        list.push_back({wanted, {}});  // a table without a mode column has no dtype column either
+        return list;
+    } else {
+        for (const std::string& dtype : dtypes) {
+            for (const int mode : {wanted.clean_logits, wanted.clean_logits ? 0 : 1}) {
+                StandIn<Key> candidate{wanted, {}};
+                candidate.group.clean_logits = mode;
+                if constexpr (requires { wanted.logits_dtype; }) {
+                    candidate.group.logits_dtype = dtype;
+                    if (dtype != wanted.logits_dtype) candidate.notes.push_back(other_dtype_note(wanted, dtype));
+                }
+                if (mode != wanted.clean_logits) candidate.notes.push_back(other_mode_note(wanted, mode));
+                list.push_back(std::move(candidate));
             }
-            if (mode != wanted.clean_logits) candidate.notes.push_back(other_mode_note(wanted, mode));
-            list.push_back(std::move(candidate));
         }
+        return list;
     }
-    return list;
 }
 
 template <class Key>
@@ -120,5 +125,6 @@ GroupChoice<Key> choose_group(const Key& wanted_key, const std::vector<Key>& tun
 
 template GroupChoice<ShapeKey> choose_group(const ShapeKey&, const std::vector<ShapeKey>&, bool);
 template GroupChoice<PagedShapeKey> choose_group(const PagedShapeKey&, const std::vector<PagedShapeKey>&, bool);
+template GroupChoice<TopkShapeKey> choose_group(const TopkShapeKey&, const std::vector<TopkShapeKey>&, bool);
 
 }  // namespace mqajit::tuning

@@ -231,9 +231,9 @@ std::optional<int> migrate_schema(sqlite::Database& database) {
     sqlite::write_transaction(database, "migrating the schema", [&] {
         // NOTES: read inside the write transaction: another process may have migrated it meanwhile.
         const auto version = schema_version(database);
-        if (version != 1 && version != 2 && version != 3) return;
-        add_prefill_key_columns(database, *version);
-        // Version 3 added a table, the paged_mqa_logits one.
+        if (!version || *version < 1 || *version >= kSchemaVersion) return;
+        if (*version < 4) add_prefill_key_columns(database, *version);
+        // Versions 3 and 5 added tables: the paged_mqa_logits and the mqa_topk one.
         for_each_table_key([&]<class Key>(std::type_identity<Key>) { database.execute(table_ddl<Key>()); });
         set_meta(database, "schema_version", std::to_string(kSchemaVersion));
         migrated_from = *version;
@@ -254,6 +254,7 @@ std::optional<std::string> meta(sqlite::Database& database, std::string_view key
 
 void upsert_row(sqlite::Database& database, const TunedRow& row) { upsert_any_row(database, row); }
 void upsert_row(sqlite::Database& database, const PagedTunedRow& row) { upsert_any_row(database, row); }
+void upsert_row(sqlite::Database& database, const TopkTunedRow& row) { upsert_any_row(database, row); }
 
 template <class Key>
 std::vector<TunedRowOf<Key>> select_group(sqlite::Database& database, const Key& group) {
@@ -317,6 +318,7 @@ std::int64_t count_rows(sqlite::Database& database) {
     template std::int64_t count_rows<Key>(sqlite::Database&);
 MQAJIT_ROW_TABLE_FOR(ShapeKey)
 MQAJIT_ROW_TABLE_FOR(PagedShapeKey)
+MQAJIT_ROW_TABLE_FOR(TopkShapeKey)
 #undef MQAJIT_ROW_TABLE_FOR
 
 }  // namespace mqajit::tuning

@@ -1,6 +1,6 @@
 #pragma once
 // The tuning tables inside an SQLite database, one per operator (ShapeKey::kOp.table,
-// PagedShapeKey::kOp.table): their schema (derived from the key's columns and
+// PagedShapeKey::kOp.table, TopkShapeKey::kOp.table): their schema (derived from the key's columns and
 // TunedRowOf::visit_values), the `meta` table with the schema version, and row reads and writes.
 // Shared by the read-only system database and the user database.
 
@@ -17,8 +17,8 @@ namespace mqajit::tuning {
 
 // Version 2 added the clean_logits key column (version 1 rows are clean_logits=1 rows); version 3
 // the paged_mqa_logits table; version 4 the prefill table's logits_dtype key column (older rows
-// are float32 rows).
-inline constexpr int kSchemaVersion = 4;
+// are float32 rows); version 5 the mqa_topk table.
+inline constexpr int kSchemaVersion = 5;
 
 // The CREATE TABLE statement of a key type's table; the key is its PRIMARY KEY.
 template <class Key = ShapeKey>
@@ -31,7 +31,7 @@ std::optional<int> schema_version(sqlite::Database& database);
 // Throws mqajit::Error(database) unless the database holds schema version kSchemaVersion; the
 // message says what to do about an older or a newer one.
 void require_schema(sqlite::Database& database);
-// Brings a database of an older schema version that this mqajit can convert (1 to 3) to
+// Brings a database of an older schema version that this mqajit can convert (1 to 4) to
 // kSchemaVersion in one write transaction, keeping every row. Returns the version it migrated
 // from, or nullopt when there was nothing to do (already current, or a version it cannot convert).
 std::optional<int> migrate_schema(sqlite::Database& database);
@@ -42,6 +42,7 @@ std::optional<std::string> meta(sqlite::Database& database, std::string_view key
 // Inserts the row into its operator's table, replacing any row with the same key.
 void upsert_row(sqlite::Database& database, const TunedRow& row);
 void upsert_row(sqlite::Database& database, const PagedTunedRow& row);
+void upsert_row(sqlite::Database& database, const TopkTunedRow& row);
 
 // The rows of `group`'s group (its lengths are ignored).
 template <class Key>

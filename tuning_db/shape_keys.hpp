@@ -1,7 +1,7 @@
 #pragma once
-// The keys of the two tuning tables, one per operator: ShapeKey for mqa_logits (prefill) and
-// PagedShapeKey for paged_mqa_logits (decode). Each lists its columns once, in `columns`
-// (table_key.hpp says how that list is used), and describes its table in `kOp`.
+// The keys of the tuning tables, one per operator: ShapeKey for mqa_logits (prefill),
+// PagedShapeKey for paged_mqa_logits (decode) and TopkShapeKey for mqa_topk. Each lists its columns
+// once, in `columns` (table_key.hpp says how that list is used), and describes its table in `kOp`.
 
 #include <compare>
 #include <cstdint>
@@ -101,11 +101,51 @@ struct PagedShapeKey {
     auto operator<=>(const PagedShapeKey&) const = default;
 };
 
+// mqa_topk: group (arch, cu_num, heads, head_dim, k); lengths seq_len_kv, then seq_len. A row's
+// variant is the kernel whose work dominates the call: a twgmma variant for the fused path, or an
+// mqa_logits variant for the unfused path with that kernel computing the logits. There is no mode
+// column: mqa_topk's logits are never cleaned.
+struct TopkShapeKey {
+    static constexpr TableOp kOp{.name = "mqa_topk",
+                                 .table = "tuned_mqa_topk",
+                                 .tuned_prefix = "mqa_topk_tuned",
+                                 .tuned_suffix = ".csv",
+                                 .mode_without_column = std::nullopt,
+                                 .tune_command = "mqajit tune --op mqa_topk"};
+
+    std::string arch;
+    int cu_num = 0;
+    int heads = 0;
+    int head_dim = 0;
+    int k = 0;  // keys selected per row
+    std::int64_t seq_len = 0;
+    std::int64_t seq_len_kv = 0;
+
+    template <class F, class... Keys>
+    static constexpr void columns(F&& f, Keys&... keys) {
+        f("arch", kIdentityColumn, keys.arch...);
+        f("cu_num", kDeviceColumn, keys.cu_num...);
+        f("heads", kIdentityColumn, keys.heads...);
+        f("head_dim", kIdentityColumn, keys.head_dim...);
+        f("k", kIdentityColumn, keys.k...);
+        f("seq_len", kLengthColumn<1>, keys.seq_len...);
+        f("seq_len_kv", kLengthColumn<0>, keys.seq_len_kv...);
+    }
+
+    template <class F>
+    void visit(F&& f) const { visit_key(*this, f); }
+    template <class F>
+    void visit(F&& f) { visit_key(*this, f); }
+
+    auto operator<=>(const TopkShapeKey&) const = default;
+};
+
 // Calls f(std::type_identity<Key>{}) for each table's key type, prefill first.
 template <class F>
 void for_each_table_key(F&& f) {
     f(std::type_identity<ShapeKey>{});
     f(std::type_identity<PagedShapeKey>{});
+    f(std::type_identity<TopkShapeKey>{});
 }
 
 }  // namespace mqajit

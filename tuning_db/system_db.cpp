@@ -47,7 +47,8 @@ std::vector<Key> SystemDb::group_keys() {
 
 SystemDbBuild build_system_db(const std::filesystem::path& out, const std::vector<std::filesystem::path>& csv_files) {
     SystemDbBuild loaded{.mqa_logits = load_config_files<ShapeKey>(files_of_op<ShapeKey>(csv_files)),
-                         .paged_mqa_logits = load_config_files<PagedShapeKey>(files_of_op<PagedShapeKey>(csv_files))};
+                         .paged_mqa_logits = load_config_files<PagedShapeKey>(files_of_op<PagedShapeKey>(csv_files)),
+                         .mqa_topk = load_config_files<TopkShapeKey>(files_of_op<TopkShapeKey>(csv_files))};
     std::error_code error;
     if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path(), error);
     MQAJIT_CHECK_KIND(io, !error, "cannot create folder {}: {}; check its permissions", out.parent_path().string(),
@@ -75,6 +76,7 @@ SystemDbBuild build_system_db(const std::filesystem::path& out, const std::vecto
             create_schema(database);
             for (const auto& row : loaded.mqa_logits.rows) upsert_row(database, row);
             for (const auto& row : loaded.paged_mqa_logits.rows) upsert_row(database, row);
+            for (const auto& row : loaded.mqa_topk.rows) upsert_row(database, row);
             std::vector<std::string> names;
             for (const auto& file : sorted_config_order(csv_files)) names.push_back(file.generic_string());
             set_meta(database, "source_files", fmt::format("{}", fmt::join(names, "\n")));
@@ -94,6 +96,7 @@ SystemDbBuild build_system_db(const std::filesystem::path& out, const std::vecto
     template std::vector<Key> SystemDb::group_keys<Key>();
 MQAJIT_SYSTEM_DB_FOR(ShapeKey)
 MQAJIT_SYSTEM_DB_FOR(PagedShapeKey)
+MQAJIT_SYSTEM_DB_FOR(TopkShapeKey)
 #undef MQAJIT_SYSTEM_DB_FOR
 
 }  // namespace mqajit::tuning

@@ -37,11 +37,13 @@ private:
 struct SystemDbBuild {
     ConfigRowsOf<ShapeKey> mqa_logits;
     ConfigRowsOf<PagedShapeKey> paged_mqa_logits;
+    ConfigRowsOf<TopkShapeKey> mqa_topk;
 
     template <class Key>
     const ConfigRowsOf<Key>& of() const {
         if constexpr (std::is_same_v<Key, ShapeKey>) return mqa_logits;
-        else return paged_mqa_logits;
+        else if constexpr (std::is_same_v<Key, PagedShapeKey>) return paged_mqa_logits;
+        else return mqa_topk;
     }
 };
 

@@ -59,14 +59,19 @@ struct TableOp {
     std::string_view tune_command;  // how a table is tuned, for the messages: "mqajit tune"
 };
 
-// A tuning table's key type: a `kOp` descriptor, a `columns` list, `cu_num` and `clean_logits`
-// members (the device and mode columns) and a total order.
+// A tuning table's key type: a `kOp` descriptor, a `columns` list, a `cu_num` member (the device
+// column), a `clean_logits` member where the table has a mode column, and a total order.
 template <class Key>
 concept TableKey = requires(const Key& key) {
     { Key::kOp } -> std::convertible_to<TableOp>;
     { key.cu_num } -> std::convertible_to<int>;
-    { key.clean_logits } -> std::convertible_to<int>;
     key <=> key;
+};
+
+// Whether a key type has the clean_logits mode column (mqa_topk's table has none).
+template <class Key>
+inline constexpr bool has_mode_column = requires(const Key& key) {
+    { key.clean_logits } -> std::convertible_to<int>;
 };
 
 // f(column, value) for each column of `key`, in table order.

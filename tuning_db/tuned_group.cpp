@@ -89,5 +89,6 @@ const typename TunedGroup<Key>::Row* TunedGroup<Key>::explain(const Key& shape, 
 
 template class TunedGroup<ShapeKey>;
 template class TunedGroup<PagedShapeKey>;
+template class TunedGroup<TopkShapeKey>;
 
 }  // namespace mqajit::tuning

@@ -51,5 +51,6 @@ private:
 
 extern template class TunedGroup<ShapeKey>;
 extern template class TunedGroup<PagedShapeKey>;
+extern template class TunedGroup<TopkShapeKey>;
 
 }  // namespace mqajit::tuning

@@ -70,5 +70,6 @@ std::optional<std::string> normalize_backend(std::string_view name) {
 
 std::optional<std::string> row_problem(const TunedRow& row) { return any_row_problem(row); }
 std::optional<std::string> row_problem(const PagedTunedRow& row) { return any_row_problem(row); }
+std::optional<std::string> row_problem(const TopkTunedRow& row) { return any_row_problem(row); }
 
 }  // namespace mqajit

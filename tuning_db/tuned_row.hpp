@@ -1,7 +1,8 @@
 #pragma once
 // One row of a tuning table: a shape key (shape_keys.hpp: ShapeKey for mqa_logits, PagedShapeKey
-// for paged_mqa_logits) and the kernel chosen for it, with its measurements and provenance. The
-// key columns are listed once per key type; the value columns, the same for both tables, once in
+// for paged_mqa_logits, TopkShapeKey for mqa_topk) and the kernel chosen for it, with its
+// measurements and provenance. The key columns are listed once per key type; the value columns,
+// the same for every table, once in
 // TunedRowOf::visit_values. SQL, CSV and JSON derive their column lists from these.
 
 #include <optional>
@@ -64,6 +65,7 @@ private:
 
 using TunedRow = TunedRowOf<ShapeKey>;             // mqa_logits
 using PagedTunedRow = TunedRowOf<PagedShapeKey>;   // paged_mqa_logits
+using TopkTunedRow = TunedRowOf<TopkShapeKey>;     // mqa_topk
 
 // Maps a backend name from a CSV to ours: "jit"/"flydsl" -> "jit", "baseline"/"triton" ->
 // "baseline" (the imported prefill tables name the FlyDSL and Triton kernels). nullopt: unknown.
@@ -73,5 +75,6 @@ std::optional<std::string> normalize_backend(std::string_view name);
 // a variant name that does not parse, a non-positive time), or nullopt when it can be stored.
 std::optional<std::string> row_problem(const TunedRow& row);
 std::optional<std::string> row_problem(const PagedTunedRow& row);
+std::optional<std::string> row_problem(const TopkTunedRow& row);
 
 }  // namespace mqajit

@@ -134,7 +134,8 @@ TuningDb::TuningDb(std::optional<std::filesystem::path> system_db, std::filesyst
     : user_(std::make_unique<tuning::UserDb>(std::move(user_db))),
       options_(options),
       mqa_logits_(std::make_unique<Table<ShapeKey>>()),
-      paged_mqa_logits_(std::make_unique<Table<PagedShapeKey>>()) {
+      paged_mqa_logits_(std::make_unique<Table<PagedShapeKey>>()),
+      mqa_topk_(std::make_unique<Table<TopkShapeKey>>()) {
     if (system_db) {
         try {
             system_ = std::make_unique<tuning::SystemDb>(*system_db);
@@ -150,7 +151,8 @@ TuningDb::~TuningDb() = default;
 template <class Key>
 TuningDb::Table<Key>& TuningDb::table() const {
     if constexpr (std::is_same_v<Key, ShapeKey>) return *mqa_logits_;
-    else return *paged_mqa_logits_;
+    else if constexpr (std::is_same_v<Key, PagedShapeKey>) return *paged_mqa_logits_;
+    else return *mqa_topk_;
 }
 
 template <class Key>
@@ -188,8 +190,13 @@ const PagedTunedRow* TuningDb::lookup(const PagedShapeKey& shape) const {
     return table<PagedShapeKey>().served(*this, shape).rows->find(shape);
 }
 
+const TopkTunedRow* TuningDb::lookup(const TopkShapeKey& shape) const {
+    return table<TopkShapeKey>().served(*this, shape).rows->find(shape);
+}
+
 LookupResult TuningDb::explain(const ShapeKey& shape) const { return explain_any(shape); }
 PagedLookupResult TuningDb::explain(const PagedShapeKey& shape) const { return explain_any(shape); }
+TopkLookupResult TuningDb::explain(const TopkShapeKey& shape) const { return explain_any(shape); }
 
 template <class Key>
 LookupResultOf<Key> TuningDb::explain_any(const Key& shape) const {
@@ -226,6 +233,8 @@ void TuningDb::insert(const TunedRow& row) { insert_any<ShapeKey>(std::span<cons
 void TuningDb::insert(std::span<const TunedRow> rows) { insert_any<ShapeKey>(rows); }
 void TuningDb::insert(const PagedTunedRow& row) { insert_any<PagedShapeKey>(std::span<const PagedTunedRow>(&row, 1)); }
 void TuningDb::insert(std::span<const PagedTunedRow> rows) { insert_any<PagedShapeKey>(rows); }
+void TuningDb::insert(const TopkTunedRow& row) { insert_any<TopkShapeKey>(std::span<const TopkTunedRow>(&row, 1)); }
+void TuningDb::insert(std::span<const TopkTunedRow> rows) { insert_any<TopkShapeKey>(rows); }
 
 template <class Key>
 void TuningDb::insert_any(std::span<const TunedRowOf<Key>> rows) {
@@ -260,6 +269,9 @@ template std::vector<TunedRow> TuningDb::system_rows<ShapeKey>() const;
 template std::vector<PagedTunedRow> TuningDb::rows<PagedShapeKey>() const;
 template std::vector<PagedTunedRow> TuningDb::user_rows<PagedShapeKey>() const;
 template std::vector<PagedTunedRow> TuningDb::system_rows<PagedShapeKey>() const;
+template std::vector<TopkTunedRow> TuningDb::rows<TopkShapeKey>() const;
+template std::vector<TopkTunedRow> TuningDb::user_rows<TopkShapeKey>() const;
+template std::vector<TopkTunedRow> TuningDb::system_rows<TopkShapeKey>() const;
 
 const std::filesystem::path& TuningDb::user_db_path() const { return user_->path(); }
 

@@ -1,6 +1,6 @@
 #pragma once
 // The tuning database the runtime asks which kernel serves a call, for each operator's table
-// (mqa_logits keyed by ShapeKey, paged_mqa_logits by PagedShapeKey). It composes a read-only
+// (mqa_logits keyed by ShapeKey, paged_mqa_logits by PagedShapeKey, mqa_topk by TopkShapeKey). It composes a read-only
 // system database (built from the shipped CSVs) with the user's writable one; a user row replaces
 // the system row of the same key, and rows of both take part in the lookup rule (tuned_group.hpp).
 // A call's group is its key without the lengths; when it has no rows, the other mode's or the
@@ -34,6 +34,7 @@ struct LookupResultOf {
 };
 using LookupResult = LookupResultOf<ShapeKey>;
 using PagedLookupResult = LookupResultOf<PagedShapeKey>;
+using TopkLookupResult = LookupResultOf<TopkShapeKey>;
 
 struct LookupOptions {
     // Let the nearest tuned SM count of the same identity columns (arch, heads, head_dim, ...)
@@ -58,9 +59,11 @@ public:
     // the life of this TuningDb, even after later inserts (which then answer new lookups).
     const TunedRow* lookup(const ShapeKey& shape) const;
     const PagedTunedRow* lookup(const PagedShapeKey& shape) const;
+    const TopkTunedRow* lookup(const TopkShapeKey& shape) const;
     // The same answer as lookup(), with each step of the rule in words.
     LookupResult explain(const ShapeKey& shape) const;
     PagedLookupResult explain(const PagedShapeKey& shape) const;
+    TopkLookupResult explain(const TopkShapeKey& shape) const;
 
     // Writes to the user database, replacing a row with the same key. Throws
     // mqajit::Error(invalid_argument) for a malformed row (see row_problem); a batch is checked
@@ -69,6 +72,8 @@ public:
     void insert(std::span<const TunedRow> rows);
     void insert(const PagedTunedRow& row);
     void insert(std::span<const PagedTunedRow> rows);
+    void insert(const TopkTunedRow& row);
+    void insert(std::span<const TopkTunedRow> rows);
 
     // The rows of Key's table: user and system merged (user wins), ordered by key.
     template <class Key = ShapeKey>
@@ -111,6 +116,7 @@ private:
     LookupOptions options_;
     std::unique_ptr<Table<ShapeKey>> mqa_logits_;
     std::unique_ptr<Table<PagedShapeKey>> paged_mqa_logits_;
+    std::unique_ptr<Table<TopkShapeKey>> mqa_topk_;
 };
 
 }  // namespace mqajit

@@ -1,6 +1,7 @@
 #include "tuning_db/user_db.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <sys/stat.h>
 
@@ -111,14 +112,22 @@ void UserDb::open_existing_locked() {
         if (!version) sqlite::write_transaction(*database, "creating the tables", [&] { create_schema(*database); });
         if (version && *version < kSchemaVersion) {
             if (const auto from = migrate_schema(*database)) {
+                const std::int64_t prefill_rows = count_rows<ShapeKey>(*database);
                 const std::string kept =
-                    *from == 1 ? fmt::format("its {} prefill row(s) are clean_logits=1 float32 rows, what they were "
-                                             "tuned with", count_rows<ShapeKey>(*database))
-                               : fmt::format("its {} prefill row(s) are float32 rows, what they were tuned with",
-                                             count_rows<ShapeKey>(*database));
-                log().warn("migrated user tuning database {} from schema version {} to {} (which adds the "
-                           "logits_dtype key{}): {}; an older mqajit no longer reads the file", path_.string(),
-                           *from, kSchemaVersion, *from < 3 ? " and the paged_mqa_logits table" : "", kept);
+                    *from == 1   ? fmt::format("its {} prefill row(s) are clean_logits=1 float32 rows, what they were "
+                                               "tuned with", prefill_rows)
+                    : *from < 4 ? fmt::format("its {} prefill row(s) are float32 rows, what they were tuned with",
+                                              prefill_rows)
+                                : fmt::format("its {} prefill row(s) are unchanged", prefill_rows);
+                std::vector<std::string> added;
+                if (*from < 4) added.emplace_back("the logits_dtype key");
+                if (*from < 3) added.emplace_back("the paged_mqa_logits table");
+                added.emplace_back("the mqa_topk table");
+                const std::string last = added.back();
+                added.pop_back();
+                log().warn("migrated user tuning database {} from schema version {} to {} (which adds {}{}{}): {}; an "
+                           "older mqajit no longer reads the file", path_.string(), *from, kSchemaVersion,
+                           fmt::join(added, ", "), added.empty() ? "" : " and ", last, kept);
             }
         }
         require_schema(*database);
@@ -168,8 +177,10 @@ UserDb::AllRows UserDb::copy_readable_rows_locked(std::string& note, bool& rows_
                                     sqlite::Links::refuse);
             require_schema(reader);
             AllRows rows{.mqa_logits = select_all<ShapeKey>(reader),
-                         .paged_mqa_logits = select_all<PagedShapeKey>(reader)};
-            note = fmt::format("its {} rows are still used", rows.mqa_logits.size() + rows.paged_mqa_logits.size());
+                         .paged_mqa_logits = select_all<PagedShapeKey>(reader),
+                         .mqa_topk = select_all<TopkShapeKey>(reader)};
+            note = fmt::format("its {} rows are still used",
+                               rows.mqa_logits.size() + rows.paged_mqa_logits.size() + rows.mqa_topk.size());
             rows_readable = true;
             return rows;
         } catch (const Error& e) {
@@ -196,10 +207,11 @@ void UserDb::fall_back_locked(const std::string& reason, bool keep_file_rows) {
     // NOTES: then every row this process wrote to the file, which it may no longer be able to read
     // back (a damaged page found after the write): none is lost while the process lives.
     sqlite::write_transaction(*memory, "copying rows into memory", [&] {
-        for (const TunedRow& row : kept.mqa_logits) upsert_row(*memory, row);
-        for (const PagedTunedRow& row : kept.paged_mqa_logits) upsert_row(*memory, row);
-        for (const TunedRow& row : written_.mqa_logits) upsert_row(*memory, row);
-        for (const PagedTunedRow& row : written_.paged_mqa_logits) upsert_row(*memory, row);
+        for (const AllRows* rows : {&kept, &written_}) {
+            for (const TunedRow& row : rows->mqa_logits) upsert_row(*memory, row);
+            for (const PagedTunedRow& row : rows->paged_mqa_logits) upsert_row(*memory, row);
+            for (const TopkTunedRow& row : rows->mqa_topk) upsert_row(*memory, row);
+        }
     });
     database_ = std::move(memory);
     state_ = State::memory;
@@ -259,6 +271,7 @@ std::vector<TunedRowOf<Key>> UserDb::all_rows() {
 
 void UserDb::insert(std::span<const TunedRow> rows) { insert_rows<ShapeKey>(rows); }
 void UserDb::insert(std::span<const PagedTunedRow> rows) { insert_rows<PagedShapeKey>(rows); }
+void UserDb::insert(std::span<const TopkTunedRow> rows) { insert_rows<TopkShapeKey>(rows); }
 
 template <class Key>
 void UserDb::insert_rows(std::span<const TunedRowOf<Key>> rows) {
@@ -292,6 +305,7 @@ void UserDb::insert_rows(std::span<const TunedRowOf<Key>> rows) {
     template std::vector<TunedRowOf<Key>> UserDb::all_rows<Key>();
 MQAJIT_USER_DB_FOR(ShapeKey)
 MQAJIT_USER_DB_FOR(PagedShapeKey)
+MQAJIT_USER_DB_FOR(TopkShapeKey)
 #undef MQAJIT_USER_DB_FOR
 
 }  // namespace mqajit::tuning

@@ -42,6 +42,7 @@ public:
     // All rows in one transaction, each replacing any row with its key.
     void insert(std::span<const TunedRow> rows);
     void insert(std::span<const PagedTunedRow> rows);
+    void insert(std::span<const TopkTunedRow> rows);
 
     const std::filesystem::path& path() const { return path_; }
     // Whether rows now live in memory only, and why (empty while the file is in use).
@@ -62,11 +63,13 @@ private:
     struct AllRows {
         std::vector<TunedRow> mqa_logits;
         std::vector<PagedTunedRow> paged_mqa_logits;
+        std::vector<TopkTunedRow> mqa_topk;
 
         template <class Key>
         std::vector<TunedRowOf<Key>>& of() {
             if constexpr (std::is_same_v<Key, ShapeKey>) return mqa_logits;
-            else return paged_mqa_logits;
+            else if constexpr (std::is_same_v<Key, PagedShapeKey>) return paged_mqa_logits;
+            else return mqa_topk;
         }
     };
 

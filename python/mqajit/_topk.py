@@ -78,12 +78,14 @@ def mqa_topk(q, kv, weights, cu_starts, cu_ends, k=2048, out=None, *, sorted=Fal
 class TopkExplanation:
     path: str              # "fused" or "unfused"
     kernel: str            # the fused kernel (a twgmma variant), or the mqa_logits kernel of the unfused path
+    logits_kernel: str     # the mqa_logits kernel whose values it selects by (the fused kernel's twin)
     reason: str
     workspace_bytes: int   # the workspace the decision assumed
-    logits: _tuning.Explanation  # the mqa_logits lookup (clean_logits=False) whose variant it selects by
+    table: _tuning.Explanation   # the mqa_topk table's lookup; its row, when it has one, chose
+    logits: _tuning.Explanation  # the mqa_logits lookup (clean_logits=False) that serves when it has none
 
     def __str__(self):
-        return f"mqa_topk: {self.path} path, {self.kernel}: {self.reason}\n{self.logits}"
+        return f"mqa_topk: {self.path} path, {self.kernel}: {self.reason}\n{self.table}\n{self.logits}"
 
 
 def explain_topk(arch=None, cu_num=None, *, heads, head_dim, seq_len, seq_len_kv, k=2048, workspace_bytes=None,
@@ -96,5 +98,6 @@ def explain_topk(arch=None, cu_num=None, *, heads, head_dim, seq_len, seq_len_kv
                                   seq_len_kv=seq_len_kv, k=operator.index(k),
                                   workspace_bytes=0 if workspace_bytes is None else operator.index(workspace_bytes),
                                   path=str(path))
+    table = _tuning.Explanation(**answer.pop("table"))
     logits = _tuning.Explanation(**answer.pop("logits"))
-    return TopkExplanation(logits=logits, **answer)
+    return TopkExplanation(table=table, logits=logits, **answer)

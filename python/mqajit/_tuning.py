@@ -2,6 +2,7 @@
 the live device."""
 
 import dataclasses
+import operator
 import sys
 
 from . import _mqajit
@@ -30,13 +31,17 @@ def _live_ordinal():
     return None
 
 
-_OPS = ("mqa_logits", "paged_mqa_logits")
+_OPS = ("mqa_logits", "paged_mqa_logits", "mqa_topk")
 # Each operator's key columns besides arch, cu_num, heads, head_dim and clean_logits, and the
-# clean_logits its call defaults to (mqa_logits(): True; paged_mqa_logits(): False, what engines pass).
-_LENGTHS = {"mqa_logits": ("seq_len", "seq_len_kv"), "paged_mqa_logits": ("next_n", "block_kv", "batch")}
+# clean_logits its call defaults to (mqa_logits(): True; paged_mqa_logits(): False, what engines
+# pass; mqa_topk has no mode).
+_LENGTHS = {"mqa_logits": ("seq_len", "seq_len_kv"), "paged_mqa_logits": ("next_n", "block_kv", "batch"),
+            "mqa_topk": ("seq_len", "seq_len_kv")}
 _DEFAULT_CLEAN_LOGITS = {"mqa_logits": True, "paged_mqa_logits": False}
-# Keys a table has that a lookup may leave out (the logits dtype: float32 when not given).
-_OPTIONAL_KEYS = {"mqa_logits": ("logits_dtype",), "paged_mqa_logits": ()}
+# Keys a table has that a lookup may leave out (the logits dtype: float32 when not given; k: 2048).
+_OPTIONAL_KEYS = {"mqa_logits": ("logits_dtype",), "paged_mqa_logits": (), "mqa_topk": ("k",)}
+_BINDINGS = {"mqa_logits": ("lookup", "explain"), "paged_mqa_logits": ("paged_lookup", "paged_explain"),
+             "mqa_topk": ("topk_lookup", "topk_table_explain")}
 
 
 def _device(function_name, arch, cu_num):
@@ -76,34 +81,39 @@ def _query(function_name, op, arch, cu_num, heads, head_dim, clean_logits, keys)
     missing = [name for name in wanted if keys[name] is None]
     if missing:
         raise TypeError(f"mqajit.{function_name}: op={op!r} needs {', '.join(missing)}")
+    if op == "mqa_topk" and clean_logits is not None:
+        raise TypeError(f"mqajit.{function_name}: the mqa_topk table has no clean_logits column (its logits are "
+                        "never cleaned); leave it out")
     arch, cu_num = _device(function_name, arch, cu_num)
-    if clean_logits is None:
-        clean_logits = _DEFAULT_CLEAN_LOGITS[op]
-    arguments = dict(arch=arch, cu_num=cu_num, heads=heads, head_dim=head_dim, clean_logits=bool(clean_logits),
-                     **{name: keys[name] for name in wanted})
+    arguments = dict(arch=arch, cu_num=cu_num, heads=heads, head_dim=head_dim, **{name: keys[name] for name in wanted})
+    if op == "mqa_topk":
+        arguments["k"] = 2048 if keys.get("k") is None else operator.index(keys["k"])
+    else:
+        arguments["clean_logits"] = bool(_DEFAULT_CLEAN_LOGITS[op] if clean_logits is None else clean_logits)
     if keys.get("logits_dtype") is not None:
         arguments["logits_dtype"] = _logits_dtype_name(function_name, keys["logits_dtype"])
-    return op == "paged_mqa_logits", arguments
+    return _BINDINGS[op], arguments
 
 
 def lookup(arch=None, cu_num=None, *, heads, head_dim, op="mqa_logits", seq_len=None, seq_len_kv=None,
-           next_n=None, block_kv=None, batch=None, clean_logits=None, logits_dtype=None):
+           next_n=None, block_kv=None, batch=None, clean_logits=None, logits_dtype=None, k=None):
     """The tuned row that serves a shape, as a dict of the table's columns (plus 'origin'), or None
     when the baseline kernel serves it. op picks the table: "mqa_logits" (prefill; seq_len and
-    seq_len_kv) or "paged_mqa_logits" (decode; next_n, block_kv and batch). arch ("sm_90a",
+    seq_len_kv), "paged_mqa_logits" (decode; next_n, block_kv and batch) or "mqa_topk" (seq_len,
+    seq_len_kv and k, 2048 when not given; no clean_logits; None: no row, see explain_topk()). arch ("sm_90a",
     "gfx950") and cu_num (SMs or CUs) default to the live device; with no GPU they must be given
     (else RuntimeError). clean_logits is the call's mode, defaulting like the op's call does
     (mqa_logits(): True, paged_mqa_logits(): False): the row that call runs. logits_dtype (mqa_logits
     only): the logits' element type, "float32" (default) or "bfloat16", or a torch dtype."""
-    paged, arguments = _query("lookup", op, arch, cu_num, heads, head_dim, clean_logits,
-                              dict(seq_len=seq_len, seq_len_kv=seq_len_kv, next_n=next_n, block_kv=block_kv,
-                                   batch=batch, logits_dtype=logits_dtype))
-    return (_mqajit.paged_lookup if paged else _mqajit.lookup)(**arguments)
+    bindings, arguments = _query("lookup", op, arch, cu_num, heads, head_dim, clean_logits,
+                                 dict(seq_len=seq_len, seq_len_kv=seq_len_kv, next_n=next_n, block_kv=block_kv,
+                                      batch=batch, logits_dtype=logits_dtype, k=k))
+    return getattr(_mqajit, bindings[0])(**arguments)
 
 
 @dataclasses.dataclass(frozen=True)
 class Explanation:
-    op: str              # the table: "mqa_logits" or "paged_mqa_logits"
+    op: str              # the table: "mqa_logits", "paged_mqa_logits" or "mqa_topk"
     shape: dict          # the key looked up, arch in canonical spelling
     kernel: str          # "baseline" or a variant name
     row: dict | None     # the row lookup() returns
@@ -121,9 +131,9 @@ class Explanation:
 
 
 def explain(arch=None, cu_num=None, *, heads, head_dim, op="mqa_logits", seq_len=None, seq_len_kv=None,
-            next_n=None, block_kv=None, batch=None, clean_logits=None, logits_dtype=None):
+            next_n=None, block_kv=None, batch=None, clean_logits=None, logits_dtype=None, k=None):
     """lookup() with its reasoning, as `mqajit db lookup` prints it (str() of the result)."""
-    paged, arguments = _query("explain", op, arch, cu_num, heads, head_dim, clean_logits,
-                              dict(seq_len=seq_len, seq_len_kv=seq_len_kv, next_n=next_n, block_kv=block_kv,
-                                   batch=batch, logits_dtype=logits_dtype))
-    return Explanation(**(_mqajit.paged_explain if paged else _mqajit.explain)(**arguments))
+    bindings, arguments = _query("explain", op, arch, cu_num, heads, head_dim, clean_logits,
+                                 dict(seq_len=seq_len, seq_len_kv=seq_len_kv, next_n=next_n, block_kv=block_kv,
+                                      batch=batch, logits_dtype=logits_dtype, k=k))
+    return Explanation(**getattr(_mqajit, bindings[1])(**arguments))

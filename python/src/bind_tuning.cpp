@@ -1,5 +1,6 @@
 // lookup() and explain(): the tuning table's answer for a shape, as `mqajit db lookup` gives it,
-// for either operator's table (paged_lookup/paged_explain: paged_mqa_logits). Rows become dicts
+// for each operator's table (paged_lookup/paged_explain: paged_mqa_logits; topk_lookup/
+// topk_table_explain: mqa_topk), and topk_explain: which path and kernels an mqa_topk call takes. Rows become dicts
 // whose keys are the table's column names (the key's columns, TunedRowOf::visit_values).
 
 #include <pybind11/pybind11.h>
@@ -8,6 +9,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include <fmt/format.h>
 
 #include "core/check.hpp"
 #include "mqajit/mqa_topk.hpp"
@@ -42,6 +45,12 @@ PagedShapeKey paged_key(const std::string& arch, int cu_num, int next_n, int hea
     return checked(PagedShapeKey{.arch = arch, .cu_num = cu_num, .next_n = next_n, .heads = heads,
                                  .head_dim = head_dim, .block_kv = block_kv, .clean_logits = clean_logits ? 1 : 0,
                                  .batch = batch});
+}
+
+TopkShapeKey topk_key(const std::string& arch, int cu_num, int heads, int head_dim, int k, std::int64_t seq_len,
+                      std::int64_t seq_len_kv) {
+    return checked(TopkShapeKey{.arch = arch, .cu_num = cu_num, .heads = heads, .head_dim = head_dim, .k = k,
+                                .seq_len = seq_len, .seq_len_kv = seq_len_kv});
 }
 
 template <class Key>
@@ -99,24 +108,38 @@ py::dict paged_explain(const std::string& arch, int cu_num, int next_n, int head
     return explanation(paged_key(arch, cu_num, next_n, heads, head_dim, block_kv, batch, clean_logits));
 }
 
-// Which path and kernel would serve an mqa_topk call (runtime/mqa_topk_path.hpp), and the
-// mqa_logits lookup (clean_logits=False) whose variant it selects by.
+py::object topk_lookup(const std::string& arch, int cu_num, int heads, int head_dim, int k, std::int64_t seq_len,
+                       std::int64_t seq_len_kv) {
+    return row_object(TuningDb::instance().lookup(topk_key(arch, cu_num, heads, head_dim, k, seq_len, seq_len_kv)));
+}
+
+py::dict topk_table_explain(const std::string& arch, int cu_num, int heads, int head_dim, int k, std::int64_t seq_len,
+                            std::int64_t seq_len_kv) {
+    return explanation(topk_key(arch, cu_num, heads, head_dim, k, seq_len, seq_len_kv));
+}
+
+// Which path and kernels would serve an mqa_topk call (runtime/mqa_topk_path.hpp: the call's own
+// choice), with the two lookups it may rest on: the mqa_topk table's and the mqa_logits one
+// (clean_logits=False) that serves when the first has no row.
 py::dict topk_explain(const std::string& arch, int cu_num, int heads, int head_dim, std::int64_t seq_len,
                       std::int64_t seq_len_kv, int k, std::int64_t workspace_bytes, const std::string& path) {
-    const ShapeKey key = shape_key(arch, cu_num, heads, head_dim, seq_len, seq_len_kv, false, "float32");
-    const TunedRow* row = TuningDb::instance().lookup(key);
-    const std::optional<Variant> tuned =
-        row != nullptr && row->backend == kBackendJit ? std::optional(Variant::parse(row->variant)) : std::nullopt;
-    const std::optional<Variant> logits_variant = selecting_variant(tuned, Arch::parse(arch), heads, head_dim);
-    const MqaTopkPath requested = parse_mqa_topk_path(path);
+    const TopkShapeKey table_key = topk_key(arch, cu_num, heads, head_dim, k, seq_len, seq_len_kv);
+    const ShapeKey logits_key = shape_key(arch, cu_num, heads, head_dim, seq_len, seq_len_kv, false, "float32");
     if (workspace_bytes <= 0) workspace_bytes = mqa_topk_workspace_bytes(seq_len, seq_len_kv, k);
-    const TopkPathDecision decision =
-        decide_topk_path({.logits_variant = logits_variant, .requested = requested, .seq_len = seq_len,
-                          .seq_len_kv = seq_len_kv, .k = k, .workspace_bytes = workspace_bytes});
-    const std::string logits_kernel = row != nullptr ? row->variant : std::string(kBackendBaseline);
-    return py::dict("path"_a = decision.fused ? "fused" : "unfused",
-                    "kernel"_a = decision.fused ? decision.topk_variant->name() : logits_kernel,
-                    "reason"_a = decision.reason, "workspace_bytes"_a = workspace_bytes, "logits"_a = explanation(key));
+    const Arch parsed = Arch::parse(arch);
+    const TopkChoice choice =
+        choose_topk(TuningDb::instance(),
+                    {.arch = parsed, .cu_num = cu_num, .heads = heads, .head_dim = head_dim, .seq_len = seq_len,
+                     .seq_len_kv = seq_len_kv, .k = k, .workspace_bytes = workspace_bytes, .kv_rows_aligned = true,
+                     .path = parse_mqa_topk_path(path), .variant = {},
+                     .device = fmt::format("{} with {} SMs", parsed.name, cu_num)});
+    const std::string logits_kernel = choice.logits.variant ? choice.logits.variant->name() : "baseline";
+    return py::dict("path"_a = choice.fused ? "fused" : "unfused",
+                    "kernel"_a = choice.fused ? choice.topk_variant->name() : logits_kernel,
+                    "logits_kernel"_a = logits_kernel,
+                    "reason"_a = fmt::format("{}; logits: {}", choice.reason, choice.logits.reason),
+                    "workspace_bytes"_a = workspace_bytes, "table"_a = explanation(table_key),
+                    "logits"_a = explanation(logits_key));
 }
 
 }  // namespace
@@ -139,6 +162,12 @@ void bind_tuning(py::module_& module) {
     module.def("paged_lookup", &paged_lookup, py::kw_only(), "arch"_a, "cu_num"_a, "next_n"_a, "heads"_a,
                "head_dim"_a, "block_kv"_a, "batch"_a, "clean_logits"_a,
                "The tuned paged_mqa_logits row that serves the decode shape, or None for the baseline kernel.");
+    module.def("topk_lookup", &topk_lookup, py::kw_only(), "arch"_a, "cu_num"_a, "heads"_a, "head_dim"_a, "k"_a,
+               "seq_len"_a, "seq_len_kv"_a,
+               "The tuned mqa_topk row that serves the shape, or None when none does (then the mqa_logits table's "
+               "choice and the path rule serve).");
+    module.def("topk_table_explain", &topk_table_explain, py::kw_only(), "arch"_a, "cu_num"_a, "heads"_a,
+               "head_dim"_a, "k"_a, "seq_len"_a, "seq_len_kv"_a, "topk_lookup with its reasoning, like explain().");
     module.def("paged_explain", &paged_explain, py::kw_only(), "arch"_a, "cu_num"_a, "next_n"_a, "heads"_a,
                "head_dim"_a, "block_kv"_a, "batch"_a, "clean_logits"_a,
                "paged_lookup with its reasoning, like explain().");

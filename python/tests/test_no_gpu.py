@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import mqajit
@@ -266,6 +267,34 @@ def test_explain_topk_says_which_path_serves_and_why():
     other = mqajit.explain_topk(arch="sm_80", cu_num=108, heads=32, head_dim=128, seq_len=4096, seq_len_kv=32768)
     assert other.path == "unfused" and "no fused top-k kernel" in other.reason
     expect_error(ValueError, lambda: mqajit.explain_topk(**shape, seq_len_kv=32768, path="fast"), "path is 'fast'")
+
+
+def test_the_mqa_topk_table_chooses_the_path_and_kernel():
+    cli = os.environ.get("MQAJIT_MQAJIT_EXE")
+    if not cli:
+        skip("MQAJIT_MQAJIT_EXE is not set (ctest sets it to the built mqajit CLI)")
+    # k=1000: a group of this test's own in the run's user database.
+    fused, twin = "twgmma64x128x32_bkv64_r4_w2_lds4", "wgmma64x128x32_bkv64_r4_w2_lds4"
+    with tempfile.TemporaryDirectory() as folder:
+        csv = os.path.join(folder, "mqa_topk_tuned.csv")
+        with open(csv, "w") as out:
+            out.write("gfx,cu_num,heads,head_dim,k,seq_len,seq_len_kv,backend,variant,us\n"
+                      f"sm_90a,132,32,128,1000,1024,8192,jit,{fused},50\n")
+        subprocess.run([cli, "db", "import", csv], capture_output=True, text=True, check=True)
+    shape = dict(arch="sm_90a", cu_num=132, heads=32, head_dim=128, seq_len=4096, seq_len_kv=8192)
+    # N = 8192 is below the untuned rule's crossover; the row chose the fused kernel, so it serves.
+    answer = mqajit.explain_topk(**shape, k=1000)
+    assert answer.path == "fused" and answer.kernel == fused and answer.logits_kernel == twin
+    assert "mqa_topk row" in answer.reason and answer.table.row["variant"] == fused
+    assert answer.table.op == "mqa_topk" and answer.table.shape["k"] == 1000
+    assert mqajit.lookup(op="mqa_topk", **shape, k=1000) == answer.table.row
+    assert mqajit.explain(op="mqa_topk", **shape, k=1000).kernel == fused
+    assert mqajit.explain_topk(**shape, k=1000, path="unfused").kernel == twin
+    # Another k has no row: the mqa_logits table and the rule decide, as before.
+    assert mqajit.lookup(op="mqa_topk", **shape, k=999) is None
+    assert mqajit.explain_topk(**shape, k=999).path == "unfused"
+    expect_error(TypeError, lambda: mqajit.lookup(op="mqa_topk", **shape, k=1000, clean_logits=False),
+                 "no clean_logits column")
 
 
 def test_lookup_takes_the_call_mode_defaulting_like_mqa_logits():

@@ -1,5 +1,6 @@
-// `mqajit db ...`: look up, list, import, export and check tuned rows of either operator's table
-// (`--op mqa_logits`, the default, or `--op paged_mqa_logits`), and build the system database.
+// `mqajit db ...`: look up, list, import, export and check tuned rows of each operator's table
+// (`--op mqa_logits`, the default, `--op paged_mqa_logits` or `--op mqa_topk`), and build the
+// system database.
 // Exit codes: 0 ok, 1 a check failed (or rows were skipped or not saved), 2 bad usage.
 
 #include <algorithm>
@@ -44,6 +45,7 @@ struct DbOptions {
     std::int64_t seq_len = 0, seq_len_kv = 0;  // mqa_logits
     int next_n = 0, block_kv = 0;              // paged_mqa_logits
     std::int64_t batch = 0;
+    int k = 2048;                              // mqa_topk
     std::vector<std::string> given;  // the lookup's key options given on the command line
     // list / export
     bool user_only = false;
@@ -58,6 +60,7 @@ struct DbOptions {
 template <class F>
 decltype(auto) with_table(std::string_view op, F&& f) {
     if (op == PagedShapeKey::kOp.name) return f(std::type_identity<PagedShapeKey>{});
+    if (op == TopkShapeKey::kOp.name) return f(std::type_identity<TopkShapeKey>{});
     return f(std::type_identity<ShapeKey>{});
 }
 
@@ -100,11 +103,13 @@ std::string kernel_name(const Row* row) {
 // The key `db lookup` asks for, from the options its operator takes; refuses the other's.
 template <class Key>
 Key lookup_key(const DbOptions& options) {
-    const std::vector<std::string> wanted = std::is_same_v<Key, ShapeKey>
-                                                ? std::vector<std::string>{"--seq-len", "--seq-len-kv"}
-                                                : std::vector<std::string>{"--next-n", "--block-kv", "--batch"};
-    const std::vector<std::string> optional = std::is_same_v<Key, ShapeKey> ? std::vector<std::string>{"--logits-dtype"}
-                                                                            : std::vector<std::string>{};
+    const std::vector<std::string> wanted = std::is_same_v<Key, PagedShapeKey>
+                                                ? std::vector<std::string>{"--next-n", "--block-kv", "--batch"}
+                                                : std::vector<std::string>{"--seq-len", "--seq-len-kv"};
+    std::vector<std::string> optional;
+    if constexpr (has_mode_column<Key>) optional.emplace_back("--clean-logits");
+    if constexpr (std::is_same_v<Key, ShapeKey>) optional.emplace_back("--logits-dtype");
+    if constexpr (std::is_same_v<Key, TopkShapeKey>) optional.emplace_back("--k");
     for (const std::string& flag : options.given) {
         MQAJIT_CHECK(std::ranges::find(wanted, flag) != wanted.end() || std::ranges::find(optional, flag) != optional.end(),
                      "{} is not a key of the {} table; its lookup takes {}", flag, Key::kOp.name,
@@ -119,10 +124,13 @@ Key lookup_key(const DbOptions& options) {
         key = {.arch = {}, .cu_num = options.cu_num, .heads = options.heads, .head_dim = options.head_dim,
                .clean_logits = options.clean_logits, .logits_dtype = options.logits_dtype, .seq_len = options.seq_len,
                .seq_len_kv = options.seq_len_kv};
-    } else {
+    } else if constexpr (std::is_same_v<Key, PagedShapeKey>) {
         key = {.arch = {}, .cu_num = options.cu_num, .next_n = options.next_n, .heads = options.heads,
                .head_dim = options.head_dim, .block_kv = options.block_kv, .clean_logits = options.clean_logits,
                .batch = options.batch};
+    } else {
+        key = {.arch = {}, .cu_num = options.cu_num, .heads = options.heads, .head_dim = options.head_dim,
+               .k = options.k, .seq_len = options.seq_len, .seq_len_kv = options.seq_len_kv};
     }
     key.arch = options.arch;
     if (key.arch.empty() && settings().arch_override) key.arch = *settings().arch_override;
@@ -363,9 +371,10 @@ void add_db_command(CLI::App& app, CommandContext& context) {
 
     auto add_json = [&](CLI::App* command) { command->add_flag("--json", options->json, "Print JSON"); };
     auto add_op = [&](CLI::App* command, const std::string& what) {
-        command->add_option("--op", options->op, "The operator's table: mqa_logits (prefill) or paged_mqa_logits "
-                                                 "(decode); default " + what)
-            ->check(CLI::IsMember({std::string(ShapeKey::kOp.name), std::string(PagedShapeKey::kOp.name)}));
+        command->add_option("--op", options->op, "The operator's table: mqa_logits (prefill), paged_mqa_logits "
+                                                 "(decode) or mqa_topk; default " + what)
+            ->check(CLI::IsMember({std::string(ShapeKey::kOp.name), std::string(PagedShapeKey::kOp.name),
+                                   std::string(TopkShapeKey::kOp.name)}));
     };
 
     CLI::App* lookup = db->add_subcommand("lookup", "Which tuned row serves a shape, and each step of the rule");
@@ -375,17 +384,21 @@ void add_db_command(CLI::App& app, CommandContext& context) {
     lookup->add_option("--heads", options->heads, "Query heads H")->required();
     lookup->add_option("--head-dim", options->head_dim, "Head dimension D")->required();
     std::vector<CLI::Option*> key_options = {
-        lookup->add_option("--seq-len", options->seq_len, "mqa_logits: query rows S")->check(whole_int64()),
-        lookup->add_option("--seq-len-kv", options->seq_len_kv, "mqa_logits: KV rows N")->check(whole_int64()),
+        lookup->add_option("--seq-len", options->seq_len, "mqa_logits, mqa_topk: query rows S")->check(whole_int64()),
+        lookup->add_option("--seq-len-kv", options->seq_len_kv, "mqa_logits, mqa_topk: KV rows N")
+            ->check(whole_int64()),
+        lookup->add_option("--k", options->k, "mqa_topk: keys selected per row (default 2048)"),
         lookup->add_option("--next-n", options->next_n, "paged_mqa_logits: query tokens per request, 1 to 4"),
         lookup->add_option("--block-kv", options->block_kv, "paged_mqa_logits: tokens per KV-cache block"),
         lookup->add_option("--batch", options->batch, "paged_mqa_logits: requests B")->check(whole_int64()),
         lookup->add_option("--logits-dtype", options->logits_dtype,
                            "mqa_logits: the logits' element type, float32 (default) or bfloat16")
             ->check(CLI::IsMember({"float32", "bfloat16"}))};
-    lookup->add_option("--clean-logits", options->clean_logits,
-                       "The call's mode: 1 writes -inf outside the windows, 0 does not (default 0, what engines call)")
-        ->check(CLI::IsMember({0, 1}));
+    key_options.push_back(
+        lookup->add_option("--clean-logits", options->clean_logits,
+                           "The call's mode: 1 writes -inf outside the windows, 0 does not (default 0, what engines "
+                           "call); not for mqa_topk")
+            ->check(CLI::IsMember({0, 1})));
     add_json(lookup);
     lookup->callback([options, key_options] {
         for (const CLI::Option* option : key_options)
@@ -405,7 +418,8 @@ void add_db_command(CLI::App& app, CommandContext& context) {
     CLI::App* import = db->add_subcommand(
         "import", "Import a CSV into the user database; a malformed row, or one whose variant cannot run on its "
                   "arch, is skipped and makes it exit 1 (the others are imported)");
-    add_op(import, "the one the file's name says (paged_mqa_logits*.csv: paged_mqa_logits, else mqa_logits)");
+    add_op(import, "the one the file's name says (paged_mqa_logits*.csv: paged_mqa_logits, mqa_topk_tuned*.csv: "
+                   "mqa_topk, else mqa_logits)");
     import->add_option("file", options->file, "CSV file")->required()->check(CLI::ExistingFile);
     add_json(import);
     import->callback([options, &context] {
@@ -425,7 +439,7 @@ void add_db_command(CLI::App& app, CommandContext& context) {
     CLI::App* check = db->add_subcommand(
         "check", "Check CSVs for malformed rows, variants that cannot run on their arch, and collisions; exits 1 "
                  "on any problem");
-    add_op(check, "both tables (a named file: the one its name says)");
+    add_op(check, "every table (a named file: the one its name says)");
     check->add_option("files", options->files, "CSV files (default: the shipped CSVs plus the user database)")
         ->check(CLI::ExistingFile);
     add_json(check);
@@ -433,7 +447,7 @@ void add_db_command(CLI::App& app, CommandContext& context) {
 
     CLI::App* build = db->add_subcommand(
         "build-system", "Build the read-only system database from CSVs (paged_mqa_logits*.csv go to the decode table, "
-                        "the others to the prefill table)");
+                        "mqa_topk_tuned*.csv to the mqa_topk table, the others to the prefill table)");
     build->add_option("--out", options->out, "Database file to write")->required();
     build->add_option("csv", options->files, "CSV files (a later file in sorted path order wins a collision)")
         ->required()

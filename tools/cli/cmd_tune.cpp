@@ -23,6 +23,7 @@
 
 #include "core/check.hpp"
 #include "core/settings.hpp"
+#include "mqajit/mqa_topk.hpp"
 #include "runtime/backend.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/tune_command.hpp"
@@ -206,9 +207,9 @@ int run_config_check(const TuneOptions& o) {
 void add_tune_command(CLI::App& app, CommandContext& context) {
     auto options = std::make_shared<TuneOptions>();
     CLI::App* command = app.add_subcommand(
-        "tune", "Tune shapes on the live GPU (mqa_logits, or with --op paged_mqa_logits the decode op), or re-check a "
-                "tuned table");
-    add_op_option(*command, options->op);
+        "tune", "Tune shapes on the live GPU (mqa_logits; --op paged_mqa_logits the decode op; --op mqa_topk the top-k "
+                "path and kernel), or re-check a tuned table");
+    add_op_option(*command, options->op, true);
     command->add_option("-i,--input,--shapes-file", options->input,
                         "Untuned CSV: for mqa_logits seq_len,seq_len_kv[,heads,head_dim,cu_num,gfx,clean_logits,logits_dtype]; for "
                         "paged_mqa_logits batch,next_n,heads,context_len[,head_dim,block_kv,cu_num,gfx,clean_logits] "
@@ -223,6 +224,8 @@ void add_tune_command(CLI::App& app, CommandContext& context) {
     command->add_option("--context-len", options->context_len,
                         "paged_mqa_logits --run-config: the average contexts to re-time each row over, e.g. "
                         "4096,32768 (default: those the shipped untuned files give the row's batch)");
+    command->add_option("--k", options->k, "mqa_topk: keys selected per row, 1 to 4096 (default 2048)")
+        ->check(CLI::Range(1, kMqaTopkMaxK));
     command->add_option("--runs", options->runs, "Timed runs per candidate (median)")->check(CLI::Range(50, 100000));
     command->add_flag("--force", options->force, "Retune shapes already tuned with this compiler and driver");
     command->add_option("--prune-factor", options->prune_factor,
@@ -262,6 +265,15 @@ void add_tune_command(CLI::App& app, CommandContext& context) {
         MQAJIT_CHECK(tuning || options->json_file.empty(), "--json-file goes with -i untuned.csv -o tuned.csv");
         (void)modes_of(*options);  // NOTES: a bad --clean-logits is bad usage, before any GPU is looked for
         const bool decode = options->op == "paged_mqa_logits";
+        const bool topk = options->op == "mqa_topk";
+        MQAJIT_CHECK(topk || !options->k, "--k goes with --op mqa_topk");
+        MQAJIT_CHECK(!topk || (!options->clean_logits && !options->logits_dtype),
+                     "--clean-logits and --logits-dtype are not for mqa_topk: it computes float32 logits without "
+                     "-inf, and its table has no mode");
+        MQAJIT_CHECK(!topk || options->devices == "0", "--devices is for mqa_logits: tune mqa_topk on one GPU per "
+                     "process, then `mqajit db import --op mqa_topk` each CSV");
+        MQAJIT_CHECK(!topk || tuning || !options->k, "--k goes with -i shapes.csv -o tuned.csv: --run-config "
+                     "re-checks each row with its own k");
         MQAJIT_CHECK(decode || !options->context_len, "--context-len goes with --op paged_mqa_logits --run-config");
         MQAJIT_CHECK(!decode || !options->logits_dtype, "--logits-dtype is for mqa_logits (prefill): "
                      "paged_mqa_logits writes float32 logits");
@@ -275,6 +287,8 @@ void add_tune_command(CLI::App& app, CommandContext& context) {
         try {
             if (decode)
                 context.exit_code = tuning ? run_paged_tune(*options) : run_paged_config_check(*options);
+            else if (topk)
+                context.exit_code = tuning ? run_topk_tune(*options) : run_topk_config_check(*options);
             else
                 context.exit_code = tuning ? run_tune(*options) : run_config_check(*options);
         } catch (const tools::CandidateFault& fault) {

@@ -1,7 +1,7 @@
 #pragma once
-// What both operators' `mqajit tune` share: its options (cmd_tune.cpp registers them and tunes
-// mqa_logits; cmd_tune_paged.cpp tunes paged_mqa_logits), the live GPU, the tuner settings and
-// the interrupt flag.
+// What the operators' `mqajit tune` share: its options (cmd_tune.cpp registers them and tunes
+// mqa_logits; cmd_tune_paged.cpp tunes paged_mqa_logits, cmd_tune_topk.cpp mqa_topk), the live
+// GPU, the tuner settings and the interrupt flag.
 
 #include <atomic>
 #include <optional>
@@ -21,6 +21,7 @@ struct TuneOptions {
     std::optional<std::string> clean_logits;  // --clean-logits: 0, 1 or 0,1
     std::optional<std::string> logits_dtype;  // --logits-dtype: float32 or bfloat16, for every input row
     std::optional<std::string> context_len;   // decode --run-config: the contexts to re-time rows over
+    std::optional<int> k;                     // mqa_topk: keys selected per row (default 2048)
     int runs = 50;
     double prune_factor = tools::kDefaultPruneFactor;
     double min_gain_percent = 100 * tools::kDefaultMinGain;
@@ -43,5 +44,8 @@ std::optional<std::vector<int>> modes_of(const TuneOptions& options);
 // `mqajit tune --op paged_mqa_logits -i -o` and `--run-config`: exit codes (cmd_tune_paged.cpp).
 int run_paged_tune(const TuneOptions& options);
 int run_paged_config_check(const TuneOptions& options);
+// `--op mqa_topk` (cmd_tune_topk.cpp).
+int run_topk_tune(const TuneOptions& options);
+int run_topk_config_check(const TuneOptions& options);
 
 }  // namespace mqajit::cli

@@ -145,7 +145,9 @@ int recheck_table(const TuneOptions& o,
     int failures = static_cast<int>(table.problems.size()), checked = 0;
     for (const TunedRowOf<Key>& row : table.rows) {
         if (row.key.arch != arch || row.key.cu_num != device.multiprocessor_count()) continue;
-        if (modes && std::find(modes->begin(), modes->end(), row.key.clean_logits) == modes->end()) continue;
+        if constexpr (has_mode_column<Key>) {
+            if (modes && std::find(modes->begin(), modes->end(), row.key.clean_logits) == modes->end()) continue;
+        }
         ++checked;
         const tools::RecheckResult r = recheck(device, row, settings);
         const bool drifted = r.verified && std::abs(r.drift) > 0.10;

@@ -63,6 +63,7 @@ Key tune_json_key(const nlohmann::json& row, const std::string& what) {
 
 template ShapeKey tune_json_key<ShapeKey>(const nlohmann::json&, const std::string&);
 template PagedShapeKey tune_json_key<PagedShapeKey>(const nlohmann::json&, const std::string&);
+template TopkShapeKey tune_json_key<TopkShapeKey>(const nlohmann::json&, const std::string&);
 
 nlohmann::json tune_json_row(const ShapeResult& result, const TuneSettings& settings) {
     const TunedRow& row = result.row;
@@ -110,6 +111,20 @@ nlohmann::json paged_tune_json_row(const PagedShapeResult& result, const TuneSet
     return out;
 }
 
+nlohmann::json topk_tune_json_row(const TopkShapeResult& result, const TuneSettings& settings) {
+    const TopkTunedRow& row = result.row;
+    nlohmann::json candidates = nlohmann::json::array();
+    for (const CandidateResult& c : result.candidates) candidates.push_back(candidate_json(c));
+    nlohmann::json out = {{"tool", "mqajit tune"}, {"op", TopkShapeKey::kOp.name}};
+    row.key.visit([&](std::string_view column, const auto& value) { out[std::string(column)] = value; });
+    out.update({{"kernel", row.variant},
+                {"reason", choice_reason(result.candidates, row.variant, "fastest verified candidate")},
+                {"us", row.us}, {"prune_factor", settings.prune_factor}, {"min_gain", settings.min_gain},
+                {"probe_runs", kProbeRuns}, {"candidates", candidates}});
+    if (row.baseline_us) out["baseline_us"] = *row.baseline_us;
+    return out;
+}
+
 nlohmann::json read_tune_json(const std::filesystem::path& path) {
     std::error_code error;
     if (!std::filesystem::exists(path, error)) return nlohmann::json::array();
@@ -151,6 +166,7 @@ nlohmann::json merge_tune_json(const nlohmann::json& base, const nlohmann::json&
 }
 template nlohmann::json merge_tune_json<ShapeKey>(const nlohmann::json&, const nlohmann::json&);
 template nlohmann::json merge_tune_json<PagedShapeKey>(const nlohmann::json&, const nlohmann::json&);
+template nlohmann::json merge_tune_json<TopkShapeKey>(const nlohmann::json&, const nlohmann::json&);
 
 nlohmann::json tune_json_for_shapes(const nlohmann::json& rows, const std::vector<BenchShape>& shapes) {
     nlohmann::json picked = nlohmann::json::array();

@@ -11,6 +11,7 @@
 
 #include "tools/common/paged_tuner.hpp"
 #include "tools/common/shapes.hpp"
+#include "tools/common/topk_tuner.hpp"
 #include "tools/common/tuner.hpp"
 
 namespace mqajit::tools {
@@ -24,6 +25,10 @@ nlohmann::json tune_json_row(const ShapeResult& result, const TuneSettings& sett
 // over the contexts), the baseline's, each context's bytes floor, and every candidate's outcome
 // with its median per context (`context_us`, in the order of `contexts`).
 nlohmann::json paged_tune_json_row(const PagedShapeResult& result, const TuneSettings& settings);
+
+// The row of one finished mqa_topk shape: its key, winner and time, the baseline's, and every
+// candidate's outcome.
+nlohmann::json topk_tune_json_row(const TopkShapeResult& result, const TuneSettings& settings);
 
 // A row's key from its members named as Key's columns, each checked (a string, or a whole number
 // that fits; an absent one is empty or 0, an absent prefill clean_logits 1). Throws

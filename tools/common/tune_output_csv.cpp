@@ -104,9 +104,11 @@ void TuneOutputCsvOf<Key>::upsert(const Row& row) {
     };
     // NOTES: only a table whose rows may lack the column (prefill) can be without it here: a decode
     // header without it does not parse.
-    if (Key::kOp.mode_without_column && row.key.clean_logits != *Key::kOp.mode_without_column &&
-        lacks("clean_logits"))
-        add_column("clean_logits", std::to_string(*Key::kOp.mode_without_column));
+    if constexpr (has_mode_column<Key>) {
+        if (Key::kOp.mode_without_column && row.key.clean_logits != *Key::kOp.mode_without_column &&
+            lacks("clean_logits"))
+            add_column("clean_logits", std::to_string(*Key::kOp.mode_without_column));
+    }
     if constexpr (requires { row.key.logits_dtype; }) {
         if (row.key.logits_dtype != kLogitsDtypes[0] && lacks("logits_dtype"))
             add_column("logits_dtype", kLogitsDtypes[0]);
@@ -143,5 +145,6 @@ void TuneOutputCsvOf<Key>::write(const std::filesystem::path& path) const {
 
 template class TuneOutputCsvOf<ShapeKey>;
 template class TuneOutputCsvOf<PagedShapeKey>;
+template class TuneOutputCsvOf<TopkShapeKey>;
 
 }  // namespace mqajit::tools

@@ -1,0 +1,128 @@
+// The mqa_topk tools: the host's expected keys the tuner checks candidates against (ties, -0.0,
+// narrow, empty and out-of-range windows), the candidates, `tune --op mqa_topk`'s usage errors, and
+// on a GPU one shape tuned with every candidate checked exactly.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "codegen/variant_registry.hpp"
+#include "tests/gpu_support.hpp"
+#include "tests/support.hpp"
+#include "tools/common/topk_problem.hpp"
+#include "tools/common/topk_tuner.hpp"
+
+using namespace mqajit;
+using namespace mqajit::tools;
+
+namespace {
+
+HostProblem windows_only(int seq_len_kv, std::vector<std::int32_t> starts, std::vector<std::int32_t> ends) {
+    HostProblem p;
+    p.seq_len = static_cast<int>(starts.size());
+    p.seq_len_kv = seq_len_kv;
+    p.logits_row_stride = seq_len_kv;
+    p.cu_starts = std::move(starts);
+    p.cu_ends = std::move(ends);
+    return p;
+}
+
+int tune(const std::string& arguments, std::string* output) {
+    return testing::run_command(testing::cli_path().string() + " tune " + arguments, output);
+}
+
+}  // namespace
+
+TEST_CASE("topk tools: the expected keys keep the largest logits, ties to the smaller keys, in key order") {
+    const float inf = std::numeric_limits<float>::infinity();
+    // Row 0: a tie at the 3rd place (keys 1, 4 and 6 hold 5.0); row 1: -0.0 ties +0.0; row 2: a
+    // window of 2 keys; row 3: empty; row 4: a window reaching past both ends, clamped to [0, 8).
+    const HostProblem p = windows_only(8, {0, 0, 3, 5, -4}, {8, 4, 5, 5, 20});
+    std::vector<float> logits = {
+        1, 5, 9, 0, 5, 2, 5, 3,       //
+        -0.0f, 0.0f, -1, -inf, 7, 7, 7, 7,  //
+        4, 4, 4, 1, 2, 4, 4, 4,       //
+        1, 1, 1, 1, 1, 1, 1, 1,       //
+        3, -inf, 8, 3, 3, 8, 0, 9,
+    };
+    const std::vector<std::int32_t> got = expected_topk(p, logits, 8, 3);
+    const std::vector<std::int32_t> want = {
+        1, 2, 4,     // 9, then the two smallest keys of the three 5.0s
+        0, 1, 2,     // -0.0 and +0.0 equal: key 0 before key 1, then -1 (keys 3 = -inf is out)
+        3, 4, -1,    // two keys in the window
+        -1, -1, -1,  // empty
+        2, 5, 7,     // 9, 8, 8
+    };
+    CHECK(got == want);
+}
+
+TEST_CASE("topk tools: the candidates are the baseline, the mqa_logits table's kernel and every fused kernel") {
+    const TopkBenchShape shape{.heads = 32, .head_dim = 128, .seq_len = 1024, .seq_len_kv = 65536, .k = 2048};
+    const std::vector<std::string> all = topk_tuning_candidates("sm_90a", 132, shape);
+    REQUIRE_FALSE(all.empty());
+    CHECK(all.front() == "baseline");
+    const auto fused = VariantRegistry::for_op(KernelOp::mqa_topk).variants(Arch::parse("sm_90a"), 32, 128);
+    REQUIRE_FALSE(fused.empty());
+    for (const Variant& v : fused) CHECK(std::find(all.begin(), all.end(), v.name()) != all.end());
+    CHECK(all.size() <= fused.size() + 2);  // at most one unfused variant besides the baseline
+    for (const std::string& name : all) {
+        if (name == "baseline" || name.starts_with("twgmma")) continue;
+        CHECK(name.starts_with("wgmma"));
+        CHECK(selecting_kernel(name) == name);
+    }
+    CHECK(selecting_kernel(fused.front().name()) == fused.front().name().substr(1));
+    CHECK(selecting_kernel("baseline") == "baseline");
+    const std::vector<std::string> kept = topk_tuning_candidates("sm_90a", 132, shape, {"baseline", fused.front().name()});
+    CHECK(kept.size() == all.size() - 2);
+
+    const std::vector<std::string> ampere = topk_tuning_candidates("sm_80", 108, shape);
+    CHECK(std::none_of(ampere.begin(), ampere.end(), [](const std::string& name) { return name.starts_with("twgmma"); }));
+}
+
+TEST_CASE("topk tools: a prefill shapes file gives each shape once, with the k asked for") {
+    const std::vector<BenchShape> shapes = {
+        {.heads = 32, .head_dim = 128, .seq_len = 1024, .seq_len_kv = 65536, .clean_logits = 0},
+        {.heads = 32, .head_dim = 128, .seq_len = 1024, .seq_len_kv = 65536, .clean_logits = 1},
+        {.heads = 64, .head_dim = 128, .seq_len = 4096, .seq_len_kv = 131072}};
+    const std::vector<TopkBenchShape> topk = topk_shapes(shapes, 1024);
+    REQUIRE(topk.size() == 2);
+    CHECK(topk[0].k == 1024);
+    CHECK(topk_shape_label(topk[1]) == "H=64 D=128 S=4096 N=131072 k=1024");
+}
+
+TEST_CASE("topk tools: tune --op mqa_topk refuses what is not its own, before looking for a GPU") {
+    std::string output;
+    CHECK(tune("-i a.csv -o b.csv --k 100", &output) == 2);
+    CHECK(output.find("--k goes with --op mqa_topk") != std::string::npos);
+    CHECK(tune("--op mqa_topk -i a.csv -o b.csv --clean-logits 0", &output) == 2);
+    CHECK(output.find("not for mqa_topk") != std::string::npos);
+    CHECK(tune("--op mqa_topk -i a.csv -o b.csv --devices 0,1", &output) == 2);
+    CHECK(output.find("one GPU per process") != std::string::npos);
+    CHECK(tune("--op mqa_topk --run-config a.csv --k 8", &output) == 2);
+    CHECK(tune("--op mqa_topk -i a.csv -o b.csv --k 5000", &output) == 2);
+}
+
+TEST_CASE("gpu tools: tune --op mqa_topk checks each candidate exactly, then times it") {
+    MQAJIT_REQUIRE_GPU();
+    const TopkBenchShape shape{.heads = 32, .head_dim = 128, .seq_len = 256, .seq_len_kv = 32768, .k = 2048};
+    std::vector<std::string> candidates = topk_tuning_candidates(gpu->arch(), gpu->multiprocessor_count(), shape);
+    // The baseline, the unfused path's kernel and two fused kernels: enough to cover every kind.
+    std::vector<std::string> excluded;
+    int fused = 0;
+    for (const std::string& name : candidates)
+        if (name.starts_with("twgmma") && ++fused > 2) excluded.push_back(name);
+    TuneSettings settings{.timed_runs = 50, .warmup_runs = 2, .prune_factor = 0, .min_gain = 0,
+                          .excluded = excluded};
+    const TopkShapeResult result = tune_topk_shape(*gpu, shape, settings, [](const std::string&) {});
+    REQUIRE(result.complete);
+    for (const CandidateResult& c : result.candidates) {
+        INFO(c.kernel << ": " << c.problem);
+        CHECK(c.verified);
+        CHECK(c.median_us > 0);
+    }
+    CHECK(result.row.key.k == 2048);
+    CHECK(result.row.us > 0);
+    CHECK(std::find(candidates.begin(), candidates.end(), result.row.variant) != candidates.end());
+}

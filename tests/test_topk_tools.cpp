@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <limits>
 #include <string>
 
@@ -104,6 +105,23 @@ TEST_CASE("topk tools: tune --op mqa_topk refuses what is not its own, before lo
     CHECK(tune("--op mqa_topk -i a.csv -o b.csv --k 5000", &output) == 2);
 }
 
+TEST_CASE("topk tools: bench --op mqa_topk takes its own options only, and needs a GPU") {
+    const auto bench = [](const std::string& arguments, std::string* output) {
+        return testing::run_command(testing::cli_path().string() + " bench " + arguments, output);
+    };
+    std::string output;
+    CHECK(bench("--k 100", &output) == 2);
+    CHECK(output.find("--k goes with --op mqa_topk") != std::string::npos);
+    CHECK(bench("--op mqa_topk --variant all", &output) == 2);
+    CHECK(output.find("times each path as served") != std::string::npos);
+    CHECK(bench("--op mqa_topk --clean-logits 1", &output) == 2);
+    std::string no_gpu;
+    if (testing::test_device(&no_gpu) == nullptr) {
+        CHECK(bench("--op mqa_topk --k 1024", &output) == 1);
+        CHECK(output.find("bench needs a GPU") != std::string::npos);
+    }
+}
+
 TEST_CASE("gpu tools: tune --op mqa_topk checks each candidate exactly, then times it") {
     MQAJIT_REQUIRE_GPU();
     const TopkBenchShape shape{.heads = 32, .head_dim = 128, .seq_len = 256, .seq_len_kv = 32768, .k = 2048};
@@ -125,4 +143,23 @@ TEST_CASE("gpu tools: tune --op mqa_topk checks each candidate exactly, then tim
     CHECK(result.row.key.k == 2048);
     CHECK(result.row.us > 0);
     CHECK(std::find(candidates.begin(), candidates.end(), result.row.variant) != candidates.end());
+}
+
+TEST_CASE("gpu tools: bench --op mqa_topk --check checks and times each path beside mqa_logits") {
+    MQAJIT_REQUIRE_GPU();
+    testing::TempDir dir("topk-bench");
+    const auto shapes = dir.path() / "shapes.csv";
+    {
+        std::ofstream out(shapes);
+        out << "seq_len,seq_len_kv,heads\n256,32768,32\n";
+    }
+    std::string output;
+    const int code = testing::run_command(testing::cli_path().string() + " bench --op mqa_topk --check --runs 5 --shapes " +
+                                              shapes.string(), &output);
+    INFO(output);
+    CHECK(code == 0);
+    CHECK(output.find("H=32 D=128 S=256 N=32768 k=2048: logits") != std::string::npos);
+    CHECK(output.find(" unfused ") != std::string::npos);
+    CHECK(output.find("CHECK FAILED") == std::string::npos);
+    if (gpu->arch() == "sm_90a") CHECK(output.find("(fused twgmma") != std::string::npos);
 }

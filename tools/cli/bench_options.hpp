@@ -1,6 +1,7 @@
 #pragma once
-// The options of `mqajit bench`, for both operators: cmd_bench.cpp registers them and times
-// mqa_logits (prefill); cmd_bench_paged.cpp times paged_mqa_logits (decode, --op paged_mqa_logits).
+// The options of `mqajit bench`, for every operator: cmd_bench.cpp registers them and times
+// mqa_logits (prefill); cmd_bench_paged.cpp times paged_mqa_logits (decode, --op paged_mqa_logits),
+// cmd_bench_topk.cpp mqa_topk (--op mqa_topk).
 
 #include <optional>
 #include <string>
@@ -23,12 +24,15 @@ struct BenchOptions {
     // Decode shapes from flags (comma-separated lists; every combination is timed).
     std::optional<std::string> batch, next_n, heads, context_len;
     std::optional<int> head_dim, block_kv;
+    std::optional<int> k;  // mqa_topk: keys selected per row (default 2048)
 
     bool decode_flags_given() const { return batch || next_n || heads || context_len || head_dim || block_kv; }
 };
 
 // `mqajit bench --op paged_mqa_logits`: the exit code.
 int run_paged_bench(const BenchOptions& options);
+// `mqajit bench --op mqa_topk`: the exit code.
+int run_topk_bench(const BenchOptions& options);
 
 // The kernels `spec` names: "all" -> none here (the caller lists the candidates), "a,b,c" -> those,
 // a single name or "" -> none (one kernel: the requested or the tuned one).

@@ -168,6 +168,13 @@ int run_bench(const BenchOptions& o) {
 // What the other operator's options would change: refused rather than ignored.
 void check_options_of_op(const BenchOptions& o) {
     const bool decode = o.op == "paged_mqa_logits";
+    const bool topk = o.op == "mqa_topk";
+    MQAJIT_CHECK(topk || !o.k, "--k goes with --op mqa_topk");
+    MQAJIT_CHECK(!topk || (o.variant.empty() && !o.clean_logits && o.kv_splits == 0 && o.logits_dtype == "float32" &&
+                           !o.decode_flags_given()),
+                 "bench --op mqa_topk times each path as served (--shapes, --k, --runs, --warmup, --check, --json); "
+                 "--variant, --clean-logits, --kv-splits, --logits-dtype and the decode shape flags are not its own "
+                 "(`mqajit tune --op mqa_topk` times each kernel)");
     MQAJIT_CHECK(decode || !o.decode_flags_given(), "--batch, --next-n, --heads, --head-dim, --block-kv and "
                  "--context-len give decode shapes: add --op paged_mqa_logits");
     MQAJIT_CHECK(!decode || o.kv_splits == 0, "--kv-splits is for mqa_logits (prefill) kernels; paged_mqa_logits "
@@ -195,8 +202,11 @@ std::vector<std::string> listed_variants(const std::string& spec) {
 void add_bench_command(CLI::App& app, CommandContext& context) {
     auto options = std::make_shared<BenchOptions>();
     CLI::App* command = app.add_subcommand(
-        "bench", "Time mqa_logits (or, with --op paged_mqa_logits, the decode op) against the baseline kernel on the GPU");
-    add_op_option(*command, options->op);
+        "bench", "Time mqa_logits (or, with --op paged_mqa_logits, the decode op) against the baseline kernel on the GPU; "
+                 "--op mqa_topk times each top-k path against mqa_logits");
+    add_op_option(*command, options->op, true);
+    command->add_option("--k", options->k, "mqa_topk: keys selected per row, 1 to 4096 (default 2048)")
+        ->check(CLI::Range(1, 4096));
     command->add_option("--shapes,--shapes-file", options->shapes,
                         "glm5 (default), deepseek, or a CSV: for mqa_logits seq_len,seq_len_kv[,heads,head_dim,"
                         "clean_logits]; for paged_mqa_logits batch,next_n,heads,context_len[,head_dim,block_kv,"
@@ -235,7 +245,9 @@ void add_bench_command(CLI::App& app, CommandContext& context) {
     command->add_option("--json-file", options->json_file, "Also write the JSON rows to this file");
     command->callback([options, &context] {
         check_options_of_op(*options);
-        context.exit_code = options->op == "paged_mqa_logits" ? run_paged_bench(*options) : run_bench(*options);
+        if (options->op == "paged_mqa_logits") context.exit_code = run_paged_bench(*options);
+        else if (options->op == "mqa_topk") context.exit_code = run_topk_bench(*options);
+        else context.exit_code = run_bench(*options);
     });
 }
 

@@ -6,6 +6,7 @@
 #include <bit>
 #include <numeric>
 
+#include "codegen/family_registry.hpp"
 #include "core/check.hpp"
 #include "tools/common/device_buffers.hpp"
 
@@ -129,6 +130,24 @@ TopkCheck check_topk(DeviceTopkProblem& problem, const std::vector<std::int32_t>
     }
     check.passed = check.problem.empty();
     return check;
+}
+
+std::string selecting_kernel_of_report(const std::string& served) {
+    constexpr std::string_view kFused = "fused ";
+    if (!served.starts_with(kFused)) return served;
+    const Variant variant = Variant::parse(served.substr(kFused.size()));
+    return topk_family_for(variant).logits_twin(variant).name();
+}
+
+TopkCheck check_topk_call(DeviceTopkProblem& problem, const MqaTopkOptions& options) {
+    DispatchReport report;
+    MqaTopkOptions reporting = options;
+    reporting.report = &report;
+    problem.run(reporting);
+    const HostProblem& p = problem.host();
+    const std::vector<std::int32_t> expected =
+        expected_topk(p, problem.logits_of(selecting_kernel_of_report(report.kernel)), p.logits_row_stride, problem.k());
+    return check_topk(problem, expected, options);
 }
 
 }  // namespace mqajit::tools

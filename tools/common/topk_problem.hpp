@@ -57,4 +57,12 @@ struct TopkCheck {
 TopkCheck check_topk(DeviceTopkProblem& problem, const std::vector<std::int32_t>& expected,
                      const MqaTopkOptions& options);
 
+// The mqa_logits kernel a call served by `served` (its report's kernel: "fused <twgmma variant>",
+// an mqa_logits variant or "baseline") selects by: the twgmma variant's twin, else itself.
+std::string selecting_kernel_of_report(const std::string& served);
+
+// check_topk() for a call whose kernel is not known beforehand (a path, no variant): one run to
+// learn what serves it, then the check against that kernel's logits.
+TopkCheck check_topk_call(DeviceTopkProblem& problem, const MqaTopkOptions& options);
+
 }  // namespace mqajit::tools

@@ -13,18 +13,36 @@ namespace {
 // bf16 poison: the top half of kPoisonBits, so a widened unwritten entry reads as kPoisonBits.
 constexpr std::uint16_t kBf16PoisonBits = kPoisonBits >> 16;
 
+DType checked_logits_dtype(DType dtype) {
+    MQAJIT_CHECK(dtype == DType::float32 || dtype == DType::bfloat16, "logits are float32 or bfloat16, not {}",
+                 to_string(dtype));
+    return dtype;
+}
+
 }  // namespace
 
+DeviceInputs::DeviceInputs(Device& device, const HostProblem& problem)
+    : q_(upload(device, problem.q)),
+      kv_(upload(device, problem.kv)),
+      kv_scales_(upload(device, problem.kv_scales)),
+      weights_(upload(device, problem.weights)),
+      cu_starts_(upload(device, problem.cu_starts)),
+      cu_ends_(upload(device, problem.cu_ends)) {}
+
+DeviceInputs::Views DeviceInputs::views(const HostProblem& p) const {
+    return Views{
+        .q = TensorView::contiguous(q_->data(), DType::float8_e4m3, {p.seq_len, p.heads, p.head_dim}),
+        .kv = TensorView::contiguous(kv_->data(), DType::float8_e4m3, {p.seq_len_kv, p.head_dim}),
+        .kv_scales = TensorView::contiguous(kv_scales_->data(), DType::float32, {p.seq_len_kv}),
+        .weights = TensorView::contiguous(weights_->data(), DType::float32, {p.seq_len, p.heads}),
+        .cu_starts = TensorView::contiguous(cu_starts_->data(), DType::int32, {p.seq_len}),
+        .cu_ends = TensorView::contiguous(cu_ends_->data(), DType::int32, {p.seq_len}),
+    };
+}
+
+// NOTES: logits_dtype_ is initialized (checked) before inputs_ uploads anything.
 DeviceProblem::DeviceProblem(Device& device, const HostProblem& problem, DType logits_dtype)
-    : device_(device), host_(problem), logits_dtype_(logits_dtype) {
-    MQAJIT_CHECK(logits_dtype == DType::float32 || logits_dtype == DType::bfloat16,
-                 "logits are float32 or bfloat16, not {}", to_string(logits_dtype));
-    q_ = upload(device, problem.q);
-    kv_ = upload(device, problem.kv);
-    kv_scales_ = upload(device, problem.kv_scales);
-    weights_ = upload(device, problem.weights);
-    cu_starts_ = upload(device, problem.cu_starts);
-    cu_ends_ = upload(device, problem.cu_ends);
+    : device_(device), host_(problem), logits_dtype_(checked_logits_dtype(logits_dtype)), inputs_(device, problem) {
     // Whole 32-bit words either way, so one fill_u32 poisons a bf16 buffer too.
     const std::size_t elements = static_cast<std::size_t>(problem.seq_len) * problem.logits_row_stride;
     logits_ = device.allocate(logits_dtype == DType::bfloat16 ? (elements + 1) / 2 * 4 : elements * sizeof(float));
@@ -33,13 +51,10 @@ DeviceProblem::DeviceProblem(Device& device, const HostProblem& problem, DType l
 
 DeviceProblem::Views DeviceProblem::views() const {
     const HostProblem& p = host_;
+    const DeviceInputs::Views in = inputs_.views(p);
     return Views{
-        .q = TensorView::contiguous(q_->data(), DType::float8_e4m3, {p.seq_len, p.heads, p.head_dim}),
-        .kv = TensorView::contiguous(kv_->data(), DType::float8_e4m3, {p.seq_len_kv, p.head_dim}),
-        .kv_scales = TensorView::contiguous(kv_scales_->data(), DType::float32, {p.seq_len_kv}),
-        .weights = TensorView::contiguous(weights_->data(), DType::float32, {p.seq_len, p.heads}),
-        .cu_starts = TensorView::contiguous(cu_starts_->data(), DType::int32, {p.seq_len}),
-        .cu_ends = TensorView::contiguous(cu_ends_->data(), DType::int32, {p.seq_len}),
+        .q = in.q, .kv = in.kv, .kv_scales = in.kv_scales, .weights = in.weights, .cu_starts = in.cu_starts,
+        .cu_ends = in.cu_ends,
         .logits = TensorView::strided(logits_->data(), logits_dtype_, {p.seq_len, p.seq_len_kv},
                                       {p.logits_row_stride, 1}),
     };

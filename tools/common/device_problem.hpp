@@ -15,6 +15,20 @@
 
 namespace mqajit::tools {
 
+// A HostProblem's six inputs uploaded to a device, and views of them: what every operator's
+// problem on a device starts from (DeviceProblem here, DeviceTopkProblem).
+class DeviceInputs {
+public:
+    DeviceInputs(Device& device, const HostProblem& problem);
+    struct Views {
+        TensorView q, kv, kv_scales, weights, cu_starts, cu_ends;
+    };
+    Views views(const HostProblem& problem) const;
+
+private:
+    std::unique_ptr<DeviceBuffer> q_, kv_, kv_scales_, weights_, cu_starts_, cu_ends_;
+};
+
 class DeviceProblem {
 public:
     // `logits_dtype` float32 or bfloat16: what the kernels write; download_logits() widens bf16.
@@ -38,7 +52,8 @@ private:
     Device& device_;
     HostProblem host_;
     DType logits_dtype_;
-    std::unique_ptr<DeviceBuffer> q_, kv_, kv_scales_, weights_, cu_starts_, cu_ends_, logits_;
+    DeviceInputs inputs_;
+    std::unique_ptr<DeviceBuffer> logits_;
 };
 
 struct CheckResult {

@@ -31,13 +31,7 @@ std::pair<std::int64_t, std::int64_t> clamped_window(const HostProblem& p, int r
 }  // namespace
 
 DeviceTopkProblem::DeviceTopkProblem(Device& device, const HostProblem& problem, int k)
-    : device_(device), host_(problem), k_(k) {
-    q_ = upload(device, problem.q);
-    kv_ = upload(device, problem.kv);
-    kv_scales_ = upload(device, problem.kv_scales);
-    weights_ = upload(device, problem.weights);
-    cu_starts_ = upload(device, problem.cu_starts);
-    cu_ends_ = upload(device, problem.cu_ends);
+    : device_(device), host_(problem), k_(k), inputs_(device, problem) {
     indices_ = device.allocate(static_cast<std::size_t>(problem.seq_len) * k * sizeof(std::int32_t));
     workspace_ = device.allocate(
         static_cast<std::size_t>(mqa_topk_workspace_bytes(problem.seq_len, problem.seq_len_kv, k)));
@@ -46,12 +40,8 @@ DeviceTopkProblem::DeviceTopkProblem(Device& device, const HostProblem& problem,
 
 void DeviceTopkProblem::run(const MqaTopkOptions& options) const {
     const HostProblem& p = host_;
-    mqa_topk(TensorView::contiguous(q_->data(), DType::float8_e4m3, {p.seq_len, p.heads, p.head_dim}),
-             TensorView::contiguous(kv_->data(), DType::float8_e4m3, {p.seq_len_kv, p.head_dim}),
-             TensorView::contiguous(kv_scales_->data(), DType::float32, {p.seq_len_kv}),
-             TensorView::contiguous(weights_->data(), DType::float32, {p.seq_len, p.heads}),
-             TensorView::contiguous(cu_starts_->data(), DType::int32, {p.seq_len}),
-             TensorView::contiguous(cu_ends_->data(), DType::int32, {p.seq_len}),
+    const DeviceInputs::Views in = inputs_.views(p);
+    mqa_topk(in.q, in.kv, in.kv_scales, in.weights, in.cu_starts, in.cu_ends,
              TensorView::contiguous(indices_->data(), DType::int32, {p.seq_len, k_}), TensorView{},
              TensorView::contiguous(workspace_->data(), DType::uint8,
                                     {static_cast<std::int64_t>(workspace_->size())}),
@@ -70,12 +60,8 @@ std::vector<float> DeviceTopkProblem::logits_of(const std::string& kernel) const
     const HostProblem& p = host_;
     const auto logits = device_.allocate(static_cast<std::size_t>(p.seq_len) * p.logits_row_stride * sizeof(float));
     fill_floats(device_, *logits, kPoisonBits);
-    mqa_logits(TensorView::contiguous(q_->data(), DType::float8_e4m3, {p.seq_len, p.heads, p.head_dim}),
-               TensorView::contiguous(kv_->data(), DType::float8_e4m3, {p.seq_len_kv, p.head_dim}),
-               TensorView::contiguous(kv_scales_->data(), DType::float32, {p.seq_len_kv}),
-               TensorView::contiguous(weights_->data(), DType::float32, {p.seq_len, p.heads}),
-               TensorView::contiguous(cu_starts_->data(), DType::int32, {p.seq_len}),
-               TensorView::contiguous(cu_ends_->data(), DType::int32, {p.seq_len}),
+    const DeviceInputs::Views in = inputs_.views(p);
+    mqa_logits(in.q, in.kv, in.kv_scales, in.weights, in.cu_starts, in.cu_ends,
                TensorView::strided(logits->data(), DType::float32, {p.seq_len, p.seq_len_kv}, {p.logits_row_stride, 1}),
                MqaLogitsOptions{.clean_logits = false, .variant = kernel});
     return download_floats(device_, *logits);

@@ -12,6 +12,7 @@
 
 #include "mqajit/mqa_topk.hpp"
 #include "runtime/device.hpp"
+#include "tools/common/device_problem.hpp"
 #include "tools/common/problem.hpp"
 
 namespace mqajit::tools {
@@ -36,7 +37,8 @@ private:
     Device& device_;
     HostProblem host_;
     int k_;
-    std::unique_ptr<DeviceBuffer> q_, kv_, kv_scales_, weights_, cu_starts_, cu_ends_, indices_, workspace_;
+    DeviceInputs inputs_;
+    std::unique_ptr<DeviceBuffer> indices_, workspace_;
 };
 
 // Each row's keys by the rule mqa_topk() documents: the min(k, window) largest logits of

@@ -110,7 +110,7 @@ void mqa_topk(const TensorView& q, const TensorView& kv, const TensorView& kv_sc
         try {
             dispatcher.prepare_topk_variant(*choice.topk_variant, whole.shape.heads, whole.shape.head_dim);
         } catch (const Error& e) {
-            if (options.path == MqaTopkPath::fused || !options.variant.empty()) throw;
+            if (options.path == MqaTopkPath::fused || options.variant == choice.topk_variant->name()) throw;
             log().warn("mqa_topk: the fused kernel {} is unavailable, the unfused path serves instead: {}",
                        choice.topk_variant->name(), e.what());
             prepared = false;

@@ -163,3 +163,26 @@ TEST_CASE("gpu tools: bench --op mqa_topk --check checks and times each path bes
     CHECK(output.find("CHECK FAILED") == std::string::npos);
     if (gpu->arch() == "sm_90a") CHECK(output.find("(fused twgmma") != std::string::npos);
 }
+
+TEST_CASE("topk tools: db lookup --op mqa_topk also says what a call of the shape runs") {
+    testing::TempDir dir("topk-lookup-cli");
+    const auto csv = dir.path() / "mqa_topk_tuned.csv";
+    {
+        std::ofstream out(csv);
+        out << "gfx,cu_num,heads,head_dim,k,seq_len,seq_len_kv,backend,variant,us\n"
+               "sm_90a,132,32,128,2048,1024,8192,jit,twgmma64x128x32_bkv64_r4_w2_lds4,50\n"
+               "sm_90a,132,32,128,2048,1024,65536,jit,wgmma64x128x32_bkv64_r4_w2_lds4,400\n";
+    }
+    const std::string db = testing::cli_path().string() + " db --db " + (dir.path() / "user.db").string() +
+                           " --system-db " + (dir.path() / "none.db").string() + " ";
+    std::string output;
+    REQUIRE(testing::run_command(db + "import " + csv.string(), &output) == 0);
+    const std::string lookup = db + "lookup --op mqa_topk --arch sm_90a --cu-num 132 --heads 32 --head-dim 128 ";
+    REQUIRE(testing::run_command(lookup + "--seq-len 2048 --seq-len-kv 16384", &output) == 0);
+    CHECK(output.find("a call runs: fused twgmma64x128x32_bkv64_r4_w2_lds4 (the fused path: mqa_topk row") !=
+          std::string::npos);
+    REQUIRE(testing::run_command(lookup + "--seq-len 2048 --seq-len-kv 100000", &output) == 0);
+    CHECK(output.find("a call runs: wgmma64x128x32_bkv64_r4_w2_lds4 (the unfused path: mqa_topk row") !=
+          std::string::npos);
+    CHECK(testing::run_command(lookup + "--seq-len 2048 --seq-len-kv 100000 --clean-logits 0", &output) == 2);
+}

@@ -18,6 +18,8 @@
 #include "core/check.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
+#include "mqajit/mqa_topk.hpp"
+#include "runtime/mqa_topk_path.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/number_options.hpp"
 #include "tuning_db/check.hpp"
@@ -141,6 +143,18 @@ Key lookup_key(const DbOptions& options) {
     return key;
 }
 
+// What an mqa_topk call of the looked-up shape would run (choose_topk: the table's row, else the
+// mqa_logits table's kernel and the path rule), with mqa_topk_workspace_bytes()' workspace.
+TopkChoice topk_call(const TuningDb& database, const TopkShapeKey& shape) {
+    const Arch arch = Arch::parse(shape.arch);
+    return choose_topk(database, {.arch = arch, .cu_num = shape.cu_num, .heads = shape.heads,
+                                  .head_dim = shape.head_dim, .seq_len = shape.seq_len, .seq_len_kv = shape.seq_len_kv,
+                                  .k = shape.k,
+                                  .workspace_bytes = mqa_topk_workspace_bytes(shape.seq_len, shape.seq_len_kv, shape.k),
+                                  .kv_rows_aligned = true, .path = MqaTopkPath::automatic, .variant = {},
+                                  .device = fmt::format("{} with {} SMs", arch.name, shape.cu_num)});
+}
+
 template <class Key>
 void run_lookup(const DbOptions& options) {
     const Key shape = lookup_key<Key>(options);
@@ -148,15 +162,26 @@ void run_lookup(const DbOptions& options) {
     const LookupResultOf<Key> result = database.explain(shape);
     require_readable(database, true);
     const TunedRowOf<Key>* row = result.row ? &*result.row : nullptr;
+    std::optional<TopkChoice> call;
+    if constexpr (std::is_same_v<Key, TopkShapeKey>) call = topk_call(database, shape);
+    const auto call_kernel = [&] {
+        if (call->fused) return "fused " + call->topk_variant->name();
+        return call->logits.variant ? call->logits.variant->name() : std::string(kBackendBaseline);
+    };
     if (options.json) {
-        print_json({{"op", Key::kOp.name},
-                    {"shape", tuning::to_json(shape)},
-                    {"kernel", kernel_name(row)},
-                    {"row", row ? tuning::to_json(*row) : tuning::Json(nullptr)},
-                    {"steps", result.steps},
-                    {"fallbacks", result.fallbacks},
-                    {"system_db", database.system_db_path() ? database.system_db_path()->string() : ""},
-                    {"user_db", database.user_db_path().string()}});
+        tuning::Json answer = {{"op", Key::kOp.name},
+                               {"shape", tuning::to_json(shape)},
+                               {"kernel", kernel_name(row)},
+                               {"row", row ? tuning::to_json(*row) : tuning::Json(nullptr)},
+                               {"steps", result.steps},
+                               {"fallbacks", result.fallbacks},
+                               {"system_db", database.system_db_path() ? database.system_db_path()->string() : ""},
+                               {"user_db", database.user_db_path().string()}};
+        if (call) {
+            answer["call"] = {{"path", call->fused ? "fused" : "unfused"}, {"kernel", call_kernel()},
+                              {"reason", fmt::format("{}; logits: {}", call->reason, call->logits.reason)}};
+        }
+        print_json(answer);
         return;
     }
     fmt::print("{}: {}\n", Key::kOp.name, to_string(shape));
@@ -164,6 +189,9 @@ void run_lookup(const DbOptions& options) {
                database.system_db_path() ? database.system_db_path()->string() : "(none)",
                database.user_db_path().string());
     for (std::size_t i = 0; i < result.steps.size(); ++i) fmt::print("  {}. {}\n", i + 1, result.steps[i]);
+    if (call) {
+        fmt::print("a call runs: {} ({}; logits: {})\n", call_kernel(), call->reason, call->logits.reason);
+    }
     fmt::print("{}\n", kernel_name(row));
 }
 

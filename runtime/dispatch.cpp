@@ -192,8 +192,9 @@ void Dispatcher::prepare_topk_variant(const Variant& topk_variant, int heads, in
     (void)backend_.generated_kernel(cache_, state.device, topk_variant, heads, head_dim);
 }
 
-std::shared_ptr<LoadedKernel> Dispatcher::prebuilt(const PrebuiltKernel& kernel) {
-    return prebuilt_kernel(state_for(*backend_.current_device()), kernel);
+std::pair<std::shared_ptr<LoadedKernel>, Device*> Dispatcher::topk_kernel(const char* kernel_name) {
+    DeviceState& state = state_for(*backend_.current_device());
+    return {prebuilt_kernel(state, backend_.topk_kernel(state.arch, kernel_name)), &state.device};
 }
 
 void Dispatcher::run_reference(MqaLogitsArgs& args, void* stream) {

@@ -33,8 +33,9 @@ public:
     void run_topk_variant(const Variant& topk_variant, MqaLogitsArgs& args, void* stream);
     // Compiles (or finds) and loads that kernel ahead of the call's first launch.
     void prepare_topk_variant(const Variant& topk_variant, int heads, int head_dim);
-    // A pre-built kernel, loaded on the current device (kept in the kernel cache).
-    std::shared_ptr<LoadedKernel> prebuilt(const PrebuiltKernel& kernel);
+    // mqa_topk's pre-built kernel `kernel_name` for the current device, loaded (kept in the kernel
+    // cache), and that device; the device's arch is the one parsed once for it.
+    std::pair<std::shared_ptr<LoadedKernel>, Device*> topk_kernel(const char* kernel_name);
     // The decision for a call of a shape in a mode on the current device, without compiling or launching.
     KernelChoice choose(const ProblemShape& shape, bool clean_logits, const std::string& requested_variant);
     // The backend dispatch runs on (the live one).

@@ -26,11 +26,7 @@ TensorView workspace_array(const TopkCall& call, std::int64_t offset, std::int64
 
 void launch_topk_kernel(const char* kernel_name, const LaunchConfig& config, const void* params,
                         std::size_t params_bytes, void* stream) {
-    Dispatcher& dispatcher = Dispatcher::instance();
-    Backend& backend = dispatcher.backend();
-    const std::shared_ptr<Device> device = backend.current_device();
-    const std::shared_ptr<LoadedKernel> kernel =
-        dispatcher.prebuilt(backend.topk_kernel(Arch::parse(device->arch()), kernel_name));
+    const auto [kernel, device] = Dispatcher::instance().topk_kernel(kernel_name);
     device->launch(*kernel, config, stream, params, params_bytes);
 }
 

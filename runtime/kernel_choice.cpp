@@ -53,7 +53,8 @@ KernelChoice choose_logits_kernel(const TuningDb& database, const Arch& arch, in
     const std::optional<Variant> parsed = parse_tuned_variant(row->origin, row->variant, &unparsable);
     if (!parsed) return {std::nullopt, std::move(unparsable)};
     const Support support = registry.supports(arch, shape.heads, shape.head_dim, *parsed);
-    if (!support.ok) return {std::nullopt, fmt::format("tuned variant {} cannot run here: {}", row->variant, support.reason)};
+    if (!support.ok)
+        return {std::nullopt, fmt::format("tuned variant {} cannot run here: {}", row->variant, support.reason)};
     return {*parsed, tuned_row_reason(*row, key)};
 }
 

@@ -71,11 +71,12 @@ struct TopkChoice {
     std::string reason;
 };
 
-// `database`: the tuning tables asked (TuningDb::instance() for a call). In order: a requested variant (a twgmma one is the fused path with it; any other is the logits
-// kernel), else the mqa_topk table's row (a twgmma variant: the fused path where it can serve; an
-// mqa_logits variant or the baseline: the unfused path with it), else the mqa_logits table's choice
-// for the whole shape (clean_logits=false) and the path rule. A requested path that cannot be
-// served throws Error(unsupported); so does a requested variant that cannot run here.
+// `database`: the tuning tables asked (TuningDb::instance() for a call). In order: a requested
+// variant (a twgmma one is the fused path with it; any other is the logits kernel), else the
+// mqa_topk table's row (a twgmma variant: the fused path where it can serve; an mqa_logits variant
+// or the baseline: the unfused path with it), else the mqa_logits table's choice for the whole
+// shape (clean_logits=false) and the path rule. A requested path that cannot be served throws
+// Error(unsupported); so does a requested variant that cannot run here.
 TopkChoice choose_topk(const TuningDb& database, const TopkQuery& query);
 
 }  // namespace mqajit

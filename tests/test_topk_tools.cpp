@@ -75,7 +75,8 @@ TEST_CASE("topk tools: the candidates are the baseline, the mqa_logits table's k
     }
     CHECK(selecting_kernel(fused.front().name()) == fused.front().name().substr(1));
     CHECK(selecting_kernel("baseline") == "baseline");
-    const std::vector<std::string> kept = topk_tuning_candidates("sm_90a", 132, shape, {"baseline", fused.front().name()});
+    const std::vector<std::string> kept =
+        topk_tuning_candidates("sm_90a", 132, shape, {"baseline", fused.front().name()});
     CHECK(kept.size() == all.size() - 2);
 
     const std::vector<std::string> ampere = topk_tuning_candidates("sm_80", 108, shape);

@@ -1,7 +1,8 @@
 // lookup() and explain(): the tuning table's answer for a shape, as `mqajit db lookup` gives it,
 // for each operator's table (paged_lookup/paged_explain: paged_mqa_logits; topk_lookup/
-// topk_table_explain: mqa_topk), and topk_explain: which path and kernels an mqa_topk call takes. Rows become dicts
-// whose keys are the table's column names (the key's columns, TunedRowOf::visit_values).
+// topk_table_explain: mqa_topk); topk_explain: which path and kernels an mqa_topk call takes.
+// Rows become dicts whose keys are the table's column names (the key's columns,
+// TunedRowOf::visit_values).
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>

@@ -39,8 +39,10 @@ struct MqaTopkOptions {
     // false: each row's keys in ascending key order; true: by logit, largest first (a sort of the
     // selection in shared memory, which costs time at short windows).
     bool sorted = false;
-    // The mqa_logits kernel that computes the scores, as MqaLogitsOptions::variant. Empty: the one the
-    // tuned table serves the whole call's shape with (clean_logits=false) runs every pass.
+    // The kernel: an mqa_logits variant (or "baseline") computing the scores on either path, or a
+    // twgmma variant, the fused path's kernel. Empty: the mqa_topk table's row for the call, else the
+    // kernel the mqa_logits table serves the whole call's shape with (clean_logits=false); every
+    // pass runs it (docs/mqa_topk.md, "Which path and kernels serve a call").
     std::string variant{};
     int num_sms = 0;                   // as MqaLogitsOptions::num_sms
     MqaTopkPath path = MqaTopkPath::automatic;

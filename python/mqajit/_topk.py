@@ -40,8 +40,8 @@ def mqa_topk(q, kv, weights, cu_starts, cu_ends, k=2048, out=None, *, sorted=Fal
              workspace_bytes=None, variant=None, report=None, path="auto"):
     """Top-k keys per row: int32 [S, k] indices, or (indices, float32 logits) with return_logits.
     `kv` is the (kv, kv_scales) pair mqa_logits takes; `out` (optional) is written instead of new
-    tensors; `variant` names the mqa_logits kernel computing the scores; `path` is "auto", "fused"
-    or "unfused"; a dict passed as `report` receives {"kernel", "reason"}."""
+    tensors; `variant` names the kernel (an mqa_logits variant computing the scores, or a twgmma
+    variant, the fused path's kernel; None: the tuned choice); `path` is "auto", "fused" or "unfused"; a dict passed as `report` receives {"kernel", "reason"}."""
     if not isinstance(kv, tuple) or len(kv) != 2:
         raise ValueError(f"kv is {type(kv).__name__}; pass the pair (kv, kv_scales): float8_e4m3fn [N, D] and "
                          "float32 [N]")

@@ -62,7 +62,7 @@ std::vector<AotTarget> select_targets(const Arch& arch, const std::vector<std::s
                     for (const KernelOp op : {KernelOp::mqa_logits, KernelOp::paged_mqa_logits, KernelOp::mqa_topk})
                         for (const Variant& v : VariantRegistry::for_op(op).variants(arch, h, d)) add(v, h, d);
         } else if (item == "table") {
-            // Both operators' tables: the prefill rows, then the decode ones.
+            // Every operator's table: the prefill rows, the decode ones, then mqa_topk's.
             const auto add_rows = [&](const auto& rows) {
                 for (const auto& row : rows) {
                     if (row.key.arch != arch.name || row.backend != "jit") continue;
@@ -78,6 +78,7 @@ std::vector<AotTarget> select_targets(const Arch& arch, const std::vector<std::s
             };
             add_rows(TuningDb::instance().rows<ShapeKey>());
             add_rows(TuningDb::instance().rows<PagedShapeKey>());
+            add_rows(TuningDb::instance().rows<TopkShapeKey>());
         } else {
             const Variant v = Variant::parse(item);
             bool any = false;

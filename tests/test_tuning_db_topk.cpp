@@ -173,3 +173,22 @@ TEST_CASE("topk db: a version 4 user database gains the mqa_topk table, keeping 
     CHECK(tuning::schema_version(database) == 5);
     CHECK(tuning::count_rows<TopkShapeKey>(database) == 1);
 }
+
+TEST_CASE("topk db: a table with another operator's key column is refused, not read without it") {
+    const std::string topk = std::string(kTopkHeader) + "sm_90a,132,32,128,2048,1024,65536,jit," +
+                             std::string(kLogits) + ",812.5\n";
+    const auto as_prefill = tuning::parse_csv<ShapeKey>(topk, "t.csv");
+    CHECK(as_prefill.rows.empty());
+    REQUIRE(as_prefill.problems.size() == 1);
+    CHECK(as_prefill.problems[0].message.find("the header names k, a key column of the mqa_topk table") !=
+          std::string::npos);
+    CHECK(as_prefill.problems[0].message.find("`--op mqa_topk`") != std::string::npos);
+    const auto as_decode = tuning::parse_csv<PagedShapeKey>(topk, "t.csv");
+    CHECK(as_decode.rows.empty());
+    const auto decode_as_topk = tuning::parse_csv<TopkShapeKey>(
+        "gfx,cu_num,next_n,heads,head_dim,block_kv,clean_logits,batch,k,seq_len,seq_len_kv,backend,variant,us\n"
+        "sm_90a,132,1,32,128,64,0,1,2048,1,1,baseline,,5\n", "d.csv");
+    CHECK(decode_as_topk.rows.empty());
+    REQUIRE(decode_as_topk.problems.size() == 1);
+    CHECK(decode_as_topk.problems[0].message.find("a key column of the mqa_logits table") != std::string::npos);
+}

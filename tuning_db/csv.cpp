@@ -98,6 +98,29 @@ std::string other_table_hint(const std::map<std::string, std::size_t, std::less<
     return hint;
 }
 
+// A key column of another operator's table that Key's table lacks ("k", "next_n", ...), named in
+// the header, with that table's operator; nullopt when there is none. Such a file is the other
+// table's: read as Key's, its rows would lose a key column without a word.
+template <class Key>
+std::optional<std::pair<std::string, std::string_view>> foreign_key_column(
+    const std::map<std::string, std::size_t, std::less<>>& index_of) {
+    std::optional<std::pair<std::string, std::string_view>> found;
+    const auto is_own = [](std::string_view column) {
+        bool own = false;
+        Key{}.visit([&](std::string_view name, const auto&) { own = own || name == column; });
+        return own;
+    };
+    for_each_table_key([&]<class Other>(std::type_identity<Other>) {
+        if constexpr (!std::is_same_v<Other, Key>) {
+            Other{}.visit([&](std::string_view column, const auto&) {
+                if (!found && !is_own(column) && index_of.contains(column))
+                    found.emplace(std::string(column), Other::kOp.name);
+            });
+        }
+    });
+    return found;
+}
+
 // Maps each table column to its index in the file's header.
 struct HeaderLayout {
     std::map<std::string, std::size_t, std::less<>> index_of;
@@ -130,6 +153,12 @@ std::optional<HeaderLayout> read_header(const std::vector<std::string>& fields, 
         problem = fmt::format("the header lacks column(s) {}{}; a {} table's header must name at least: {}",
                               fmt::join(missing, ", "), other_table_hint<Key>(layout.index_of), Key::kOp.name,
                               csv_header<Key>());
+        return std::nullopt;
+    }
+    if (const auto foreign = foreign_key_column<Key>(layout.index_of)) {
+        problem = fmt::format("the header names {}, a key column of the {} table that a {} table does not have: the "
+                              "file is that table's; read it as one (e.g. `--op {}`)",
+                              csv_column_name(foreign->first), foreign->second, Key::kOp.name, foreign->second);
         return std::nullopt;
     }
     return layout;

@@ -3,7 +3,8 @@
 //   mqa_logits:       gfx,cu_num,heads,head_dim[,clean_logits],seq_len,seq_len_kv,backend,variant,us[,...]
 //   paged_mqa_logits: gfx,cu_num,next_n,heads,head_dim,block_kv,clean_logits,batch,backend,variant,us[,...]
 //   mqa_topk:         gfx,cu_num,heads,head_dim,k,seq_len,seq_len_kv,backend,variant,us[,...]
-// Columns are found by header name, so their order is free and unknown columns are ignored. A
+// Columns are found by header name, so their order is free and unknown columns are ignored; a key
+// column of another operator's table (k, next_n, ...) is not unknown: such a file is refused. A
 // prefill table without clean_logits holds clean_logits=1 rows (kCleanLogitsWithoutColumn); a
 // paged table must have the column. A malformed row is reported with its file:line and skipped;
 // the rest of the file loads.

@@ -87,7 +87,7 @@ int run_topk_bench(const BenchOptions& o) {
             tools::DeviceTopkProblem small(
                 device,
                 tools::make_problem(std::min(shape.seq_len, tools::kTopkCheckRows), shape.seq_len_kv, shape.heads,
-                                    shape.head_dim, tools::MaskKind::causal, seed + 1),
+                                    shape.head_dim, tools::MaskKind::causal, tools::fresh_topk_seed()),
                 shape.k);
             for (const Path& path : kPaths) {
                 PathOutcome& outcome = outcomes[path.name];

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <numeric>
 
 #include "codegen/family_registry.hpp"
@@ -65,6 +66,12 @@ std::vector<float> DeviceTopkProblem::logits_of(const std::string& kernel) const
                TensorView::strided(logits->data(), DType::float32, {p.seq_len, p.seq_len_kv}, {p.logits_row_stride, 1}),
                MqaLogitsOptions{.clean_logits = false, .variant = kernel});
     return download_floats(device_, *logits);
+}
+
+std::uint64_t fresh_topk_seed() {
+    static std::uint64_t counter =
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) * 2 + 1;
+    return ++counter;
 }
 
 std::vector<std::int32_t> expected_topk(const HostProblem& problem, const std::vector<float>& logits,

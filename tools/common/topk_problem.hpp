@@ -48,6 +48,9 @@ private:
 std::vector<std::int32_t> expected_topk(const HostProblem& problem, const std::vector<float>& logits,
                                         std::int64_t row_stride, int k);
 
+// A fresh seed per problem (a check never reuses another's data).
+std::uint64_t fresh_topk_seed();
+
 struct TopkCheck {
     bool passed = false;
     std::string kernel;   // what served the call (its report)

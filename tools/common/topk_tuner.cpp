@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,12 +27,6 @@ bool is_fused(const std::string& kernel) {
 MqaTopkOptions options_for(const std::string& kernel, void* stream = nullptr) {
     return MqaTopkOptions{.stream = stream, .variant = kernel,
                           .path = is_fused(kernel) ? MqaTopkPath::fused : MqaTopkPath::unfused};
-}
-
-std::uint64_t fresh_topk_seed() {
-    static std::uint64_t counter =
-        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) * 2 + 1;
-    return ++counter;
 }
 
 // A fresh check problem of the shape (its N, at most kTopkCheckRows rows), and the expected keys

@@ -21,13 +21,9 @@ LaunchConfig topk_thresholds_launch_config(std::int64_t rows) {
     return config;
 }
 
-std::int64_t topk_candidates_shared_bytes(int capacity) {
-    return std::int64_t{8} * MQA_TOPK_MAX_K + std::int64_t{8} * capacity;
-}
-
-LaunchConfig topk_candidates_launch_config(std::int64_t rows, int capacity) {
+LaunchConfig topk_candidates_launch_config(std::int64_t rows, int k, int capacity) {
     LaunchConfig config = topk_thresholds_launch_config(rows);
-    config.dynamic_shared_bytes = static_cast<std::size_t>(topk_candidates_shared_bytes(capacity));
+    config.dynamic_shared_bytes = static_cast<std::size_t>(MQA_TOPK_CANDIDATES_SHARED_BYTES(k, capacity));
     return config;
 }
 

@@ -18,8 +18,7 @@ LaunchConfig topk_sample_launch_config(std::int64_t sample_len, int head_dim, st
 // One block per row, as the select kernel.
 LaunchConfig topk_thresholds_launch_config(std::int64_t rows);
 // One block per row, with the candidates and the ranking bitmap in dynamic shared memory.
-LaunchConfig topk_candidates_launch_config(std::int64_t rows, int capacity);
-// That shared memory: the bitmap (or the sort's selection) and capacity candidates.
-std::int64_t topk_candidates_shared_bytes(int capacity);
+// (MQA_TOPK_CANDIDATES_SHARED_BYTES: the bitmap or the sort's selection, and capacity candidates.)
+LaunchConfig topk_candidates_launch_config(std::int64_t rows, int k, int capacity);
 
 }  // namespace mqajit

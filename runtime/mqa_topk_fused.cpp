@@ -122,7 +122,7 @@ void run_fused(const TopkCall& call, const FusedTopkLayout& layout, const Varian
     args.params.topk_capacity = layout.capacity;
     Dispatcher::instance().run_topk_variant(topk_variant, args, call.options.stream);
 
-    launch_topk_kernel(kTopkCandidatesKernelName, topk_candidates_launch_config(call.seq_len, layout.capacity), &p,
+    launch_topk_kernel(kTopkCandidatesKernelName, topk_candidates_launch_config(call.seq_len, call.k, layout.capacity), &p,
                        sizeof(p), call.options.stream);
 
     run_unfused_passes(call, layout.logits, logits_variant.name(),

@@ -87,8 +87,8 @@ RowResult run_candidates_row(const CandidateRow& row, bool sorted) {
     p.indices = result.indices.data();
     p.values = result.values.data();
     p.sort_by_logit = sorted ? 1 : 0;
-    std::vector<unsigned char> raw(static_cast<std::size_t>(mqa_topk::candidates_shared_bytes(row.capacity)));
-    const mqa_topk::CandidateArea area = mqa_topk::carve_candidates(raw.data(), row.capacity);
+    std::vector<unsigned char> raw(static_cast<std::size_t>(MQA_TOPK_CANDIDATES_SHARED_BYTES(row.k, row.capacity)));
+    const mqa_topk::CandidateArea area = mqa_topk::carve_candidates(raw.data(), row.k, row.capacity);
     mqa_topk::RadixState state{};
     int slot_counter = 0;
     cuda_emulator::run_block(mqa_topk::kThreads, [&] { mqa_topk::candidates_row(p, 0, area, state, &slot_counter); });

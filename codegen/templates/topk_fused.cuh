@@ -22,6 +22,9 @@ namespace mqa_topk {
 
 constexpr int kRankWords = MQA_TOPK_RANK_SEGMENT / 32;
 static_assert(kRankWords == 4 * kThreads, "each thread scans four words of the rank bitmap");
+static_assert(MQA_TOPK_MAX_K == 4096 && MQA_TOPK_SELECTION_BYTES(2048) == 8 * kRankWords &&
+                  MQA_TOPK_SELECTION_BYTES(4096) == 8 * MQA_TOPK_MAX_K,
+              "the selection area holds the padded sort of k entries, or the bitmap and its prefixes");
 
 __device__ __forceinline__ void clamp_window(const int* starts, const int* ends, int row, int n, int& lo, int& hi) {
     lo = min(max(starts[row], 0), n);
@@ -85,12 +88,14 @@ struct CandidateArea {
     unsigned long long* selection;     // [MQA_TOPK_MAX_K], over bitmap and word_prefix
 };
 
-__device__ __forceinline__ CandidateArea carve_candidates(unsigned char* raw, int capacity) {
+// NOTES: sized by k, not MQA_TOPK_MAX_K: 16 KiB less at k <= 2048 lets three blocks share an SM
+// instead of two.
+__device__ __forceinline__ CandidateArea carve_candidates(unsigned char* raw, int k, int capacity) {
     CandidateArea a;
     a.selection = reinterpret_cast<unsigned long long*>(raw);
     a.bitmap = reinterpret_cast<unsigned*>(raw);
     a.word_prefix = reinterpret_cast<int*>(raw) + kRankWords;
-    a.values = reinterpret_cast<float*>(raw + 8 * MQA_TOPK_MAX_K);
+    a.values = reinterpret_cast<float*>(raw + MQA_TOPK_SELECTION_BYTES(k));
     a.keys = reinterpret_cast<int*>(a.values + capacity);
     return a;
 }
@@ -192,10 +197,27 @@ __device__ __forceinline__ void candidates_row(const TopkFusedParams& p, int row
         const float threshold = p.thresholds[row];
         const unsigned threshold_key = orderable_key(threshold);
         int at_or_above = 0;
-        for (int i = threadIdx.x; i < count; i += kThreads) {
-            a.values[i] = p.candidate_values[base + i];
-            a.keys[i] = p.candidate_keys[base + i];
-            at_or_above += orderable_key(a.values[i]) >= threshold_key;
+        // NOTES: the loads of four slots are issued before their stores to shared memory: with a
+        // store between them (which may alias, for all the compiler knows) each waits on the last.
+        constexpr int kUnroll = 4;
+        for (int first = threadIdx.x; first < count; first += kUnroll * kThreads) {
+            float value[kUnroll];
+            int key[kUnroll];
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                const int i = first + u * kThreads;
+                value[u] = i < count ? p.candidate_values[base + i] : 0.f;
+                key[u] = i < count ? p.candidate_keys[base + i] : 0;
+            }
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                const int i = first + u * kThreads;
+                if (i < count) {
+                    a.values[i] = value[u];
+                    a.keys[i] = key[u];
+                    at_or_above += orderable_key(value[u]) >= threshold_key;
+                }
+            }
         }
         // NOTES: the kernel keeps NaN whatever the threshold, and a NaN with its sign bit set orders
         // below -inf: only candidates at or above the threshold in key order prove that the window
@@ -236,26 +258,30 @@ __device__ __forceinline__ void candidates_row(const TopkFusedParams& p, int row
     __syncthreads();  // the shared state is free for the next row
 }
 
-// Dynamic shared memory of mqa_topk_candidates for `capacity` slots.
-__host__ __device__ constexpr unsigned long long candidates_shared_bytes(int capacity) {
-    return 8ull * MQA_TOPK_MAX_K + 8ull * static_cast<unsigned long long>(capacity);
-}
-
 }  // namespace mqa_topk
+
+// Blocks of kThreads that fill an SM's threads: the thresholds kernel asks for as many (its registers
+// would otherwise leave a quarter of the SM empty on sm_90).
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
+#define MQA_TOPK_FULL_SM_BLOCKS 4
+#else
+#define MQA_TOPK_FULL_SM_BLOCKS 3
+#endif
 
 #define MQA_TOPK_FUSED_KERNELS(sample_name, thresholds_name, candidates_name)                                   \
     extern "C" __global__ void __launch_bounds__(256) sample_name(const TopkFusedParams p) {                    \
         mqa_topk::sample_kv(p);                                                                                 \
     }                                                                                                           \
-    extern "C" __global__ void __launch_bounds__(mqa_topk::kThreads) thresholds_name(const TopkFusedParams p) { \
+    extern "C" __global__ void __launch_bounds__(mqa_topk::kThreads, MQA_TOPK_FULL_SM_BLOCKS) thresholds_name(   \
+        const TopkFusedParams p) {                                                                              \
         __shared__ mqa_topk::RadixState shared;                                                                 \
         for (int row = blockIdx.x; row < p.rows; row += gridDim.x) mqa_topk::threshold_row(p, row, shared);     \
     }                                                                                                           \
-    extern "C" __global__ void __launch_bounds__(mqa_topk::kThreads) candidates_name(const TopkFusedParams p) { \
+    extern "C" __global__ void __launch_bounds__(mqa_topk::kThreads, 3) candidates_name(const TopkFusedParams p) { \
         __shared__ mqa_topk::RadixState shared;                                                                 \
         __shared__ int slot_counter;                                                                            \
         extern __shared__ __align__(16) unsigned char raw[];                                                    \
-        const mqa_topk::CandidateArea area = mqa_topk::carve_candidates(raw, p.capacity);                       \
+        const mqa_topk::CandidateArea area = mqa_topk::carve_candidates(raw, p.k, p.capacity);                       \
         for (int row = blockIdx.x; row < p.rows; row += gridDim.x)                                              \
             mqa_topk::candidates_row(p, row, area, shared, &slot_counter);                                      \
     }

@@ -90,9 +90,9 @@ __device__ __forceinline__ void radix_select(int count, const KeyAt& key_at, int
         const unsigned digit_mask = pass == 2 ? 0x3ffu : 0x7ffu;
         for (int i = threadIdx.x; i < kBins; i += kThreads) s.histogram[i] = 0;
         __syncthreads();
-        // NOTES: four independent loads in flight per thread before their atomics; a lone load per
+        // NOTES: eight independent loads in flight per thread before their atomics; a lone load per
         // iteration leaves the pass waiting on memory latency.
-        constexpr int kUnroll = 4;
+        constexpr int kUnroll = 8;
         for (int base = threadIdx.x; base < count; base += kUnroll * kThreads) {
             unsigned keys[kUnroll];
             bool present[kUnroll];

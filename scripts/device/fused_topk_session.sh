@@ -15,3 +15,24 @@ echo "[$((SECONDS-t0))s] ctest topk exit $?"; grep -E "tests passed|FAILED|Faile
 echo "[$((SECONDS-t0))s] pytest exit $?"; tail -15 $OUT/py_topk.txt
 PYTHONPATH=build/python timeout $(left) python3 python/benchmarks/topk_time.py --rounds 1 --profile --json $OUT/topk.json > $OUT/topk_time.txt 2>&1
 echo "[$((SECONDS-t0))s] bench exit $?"; cat $OUT/topk_time.txt | tail -50
+# TOPK_NCU=1: an ncu profile of one fused call at H=32 S=4096 N=32768 (the helper kernels and the twgmma
+# kernel), and of one unfused call's select kernel, for where their time goes.
+if [ "${TOPK_NCU:-0}" = 1 ] && [ "$(left)" -gt 60 ]; then
+  cat > /tmp/topk_once.py <<'PY'
+import sys, torch, mqajit
+s, n, h, path = 4096, 32768, 32, sys.argv[1]
+q = torch.randn(s, h, 128, device="cuda").to(torch.float8_e4m3fn)
+kv = torch.randn(n, 128, device="cuda").to(torch.float8_e4m3fn)
+scales, w = torch.rand(n, device="cuda") + 0.5, torch.randn(s, h, device="cuda")
+starts = torch.zeros(s, dtype=torch.int32, device="cuda"); ends = (n - s + 1 + torch.arange(s, device="cuda")).int()
+for _ in range(2): mqajit.mqa_topk(q, (kv, scales), w, starts, ends, k=2048, path=path)
+torch.cuda.synchronize()
+PY
+  for path in fused unfused; do
+    PYTHONPATH=build/python timeout $(( $(left) / 2 )) ncu --kernel-name regex:"mqa_topk|twgmma" --launch-skip 0 \
+      --launch-count 8 --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+      --section MemoryWorkloadAnalysis python3 /tmp/topk_once.py $path > $OUT/ncu_$path.txt 2>&1
+    echo "[$((SECONDS-t0))s] ncu $path exit $?"
+    grep -E "^  [a-z_]+.*\(|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Memory Throughput|Compute \(SM\)|Stall" $OUT/ncu_$path.txt | head -60
+  done
+fi

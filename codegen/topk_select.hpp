@@ -13,7 +13,8 @@ namespace mqajit {
 inline constexpr const char* kTopkSelectKernelName = "mqa_topk_select";
 inline constexpr int kTopkMaxK = MQA_TOPK_MAX_K;
 
-// One block of MQA_TOPK_THREADS threads per row, rows past the grid's width looped over.
-LaunchConfig topk_select_launch_config(std::int64_t rows);
+// One block of MQA_TOPK_THREADS threads per row, rows past the grid's width looped over, with the
+// candidate area of MQA_TOPK_SELECT_CAPACITY(k) slots in dynamic shared memory.
+LaunchConfig topk_select_launch_config(std::int64_t rows, int k);
 
 }  // namespace mqajit

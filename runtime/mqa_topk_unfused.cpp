@@ -72,7 +72,8 @@ void run_unfused_passes(const TopkCall& call, std::int64_t logits_offset, const 
         params.seq_len_kv = static_cast<int>(call.seq_len_kv);
         params.k = call.k;
         params.sort_by_logit = call.options.sorted ? 1 : 0;
-        launch_topk_kernel(kTopkSelectKernelName, topk_select_launch_config(rows), &params, sizeof(params),
+        params.capacity = MQA_TOPK_SELECT_CAPACITY(call.k);
+        launch_topk_kernel(kTopkSelectKernelName, topk_select_launch_config(rows, call.k), &params, sizeof(params),
                            call.options.stream);
     }
 }

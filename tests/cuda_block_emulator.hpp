@@ -92,6 +92,31 @@ T __shfl_up_sync(unsigned, T value, int delta) {
     return result;
 }
 
+inline unsigned __ballot_sync(unsigned, bool predicate) {
+    cuda_emulator::Block& block = *cuda_emulator::current_block();
+    const unsigned warp = threadIdx.x / 32;
+    std::barrier<>& warp_barrier = *block.warp_barriers[warp];
+    block.warp_slots[threadIdx.x] = predicate ? 1 : 0;
+    warp_barrier.arrive_and_wait();
+    unsigned mask = 0;
+    for (unsigned lane = 0; lane < 32; ++lane) mask |= block.warp_slots[warp * 32 + lane] != 0 ? 1u << lane : 0u;
+    warp_barrier.arrive_and_wait();
+    return mask;
+}
+
+template <class T>
+T __shfl_sync(unsigned, T value, int source_lane) {
+    cuda_emulator::Block& block = *cuda_emulator::current_block();
+    const unsigned warp = threadIdx.x / 32;
+    std::barrier<>& warp_barrier = *block.warp_barriers[warp];
+    block.warp_slots[threadIdx.x] = static_cast<long long>(value);
+    warp_barrier.arrive_and_wait();
+    const T result = static_cast<T>(block.warp_slots[warp * 32 + static_cast<unsigned>(source_lane % 32)]);
+    warp_barrier.arrive_and_wait();
+    return result;
+}
+
+inline int __ffs(unsigned value) { return value == 0 ? 0 : std::countr_zero(value) + 1; }
 inline int atomicAdd(int* address, int value) { return std::atomic_ref<int>(*address).fetch_add(value); }
 inline unsigned atomicOr(unsigned* address, unsigned value) {
     return std::atomic_ref<unsigned>(*address).fetch_or(value);

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -276,13 +277,18 @@ TEST_CASE("topk device logic: the sample takes every stride-th key, its scale, a
     CHECK(sample_ends == std::vector<int>{143, 2, 143});
 }
 
-TEST_CASE("topk device logic: the unfused select matches a sort, and leaves the rows its mask excludes") {
-    std::mt19937_64 rng(std::random_device{}());
-    std::uniform_int_distribution<int> level(0, 40);
-    const int num_kv = 9000, k = 700, rows = 2;
-    std::vector<float> logits(static_cast<std::size_t>(rows) * num_kv);
-    for (float& v : logits) v = static_cast<float>(level(rng)) * 0.5f;  // ties across the k-th place
-    std::vector<int> starts = {100, 0}, ends = {8500, 9000}, only = {1, 0};
+// The unfused select of row 0 of a [2, num_kv] logits matrix (row 1 masked out), against a sort.
+// `capacity` candidate slots decide which path it takes: gathered after the first digit or the
+// second, or (more keys share the k-th's prefix than fit) the pass in index order.
+void check_unfused_select(std::vector<float> row_logits, int lo, int hi, int k, int capacity, bool sorted) {
+    const int num_kv = static_cast<int>(row_logits.size()), rows = 2;
+    CAPTURE(num_kv);
+    CAPTURE(k);
+    CAPTURE(capacity);
+    CAPTURE(sorted);
+    std::vector<float> logits = row_logits;
+    logits.resize(static_cast<std::size_t>(rows) * num_kv, 1.0f);
+    std::vector<int> starts = {lo, 0}, ends = {hi, num_kv}, only = {1, 0};
     std::vector<int> indices(static_cast<std::size_t>(rows) * k, -99);
     std::vector<float> values(static_cast<std::size_t>(rows) * k, NAN);
     TopkSelectParams p{};
@@ -298,20 +304,43 @@ TEST_CASE("topk device logic: the unfused select matches a sort, and leaves the 
     p.rows = rows;
     p.seq_len_kv = num_kv;
     p.k = k;
-    mqa_topk::SharedState* state = new mqa_topk::SharedState{};
-    for (int row = 0; row < rows; ++row) {
-        if (only[static_cast<std::size_t>(row)] == 0) continue;  // as MQA_TOPK_SELECT_KERNEL skips it
-        cuda_emulator::run_block(mqa_topk::kThreads, [&] { mqa_topk::select_row(p, row, *state); });
-    }
-    delete state;
+    p.sort_by_logit = sorted ? 1 : 0;
+    p.capacity = capacity;
+    std::vector<unsigned char> raw(static_cast<std::size_t>(MQA_TOPK_CANDIDATES_SHARED_BYTES(k, capacity)));
+    const mqa_topk::CandidateArea area = mqa_topk::carve_candidates(raw.data(), k, capacity);
+    auto state = std::make_unique<mqa_topk::RadixState>();
+    int counter = 0;
+    cuda_emulator::run_block(mqa_topk::kThreads, [&] { mqa_topk::select_row(p, 0, *state, area, &counter); });
     std::vector<Candidate> window;
-    for (int j = 100; j < 8500; ++j) window.push_back({j, logits[static_cast<std::size_t>(j)]});
-    const std::vector<Candidate> want = expected_selection(window, k, false);
-    bool same = true;
+    for (int j = std::max(lo, 0); j < std::min(hi, num_kv); ++j) window.push_back({j, logits[static_cast<std::size_t>(j)]});
+    const std::vector<Candidate> want = expected_selection(window, k, sorted);
+    int wrong = 0;
     for (int t = 0; t < k; ++t) {
-        same = same && indices[static_cast<std::size_t>(t)] == want[static_cast<std::size_t>(t)].key &&
-               values[static_cast<std::size_t>(t)] == want[static_cast<std::size_t>(t)].value;
+        const bool filled = t < static_cast<int>(want.size());
+        const int want_key = filled ? want[static_cast<std::size_t>(t)].key : -1;
+        const float want_value = filled ? want[static_cast<std::size_t>(t)].value : kNegativeInfinity;
+        wrong += indices[static_cast<std::size_t>(t)] != want_key || !(values[static_cast<std::size_t>(t)] == want_value);
     }
-    CHECK(same);
+    CHECK(wrong == 0);
     CHECK(std::all_of(indices.begin() + k, indices.end(), [](int i) { return i == -99; }));
+}
+
+TEST_CASE("topk device logic: the unfused select matches a sort on each of its paths, and leaves masked rows") {
+    std::mt19937_64 rng(std::random_device{}());
+    const int num_kv = 9000, k = 700;
+    std::vector<float> levels(num_kv), continuous(num_kv), equal(num_kv, 0.25f), narrow(num_kv);
+    std::uniform_int_distribution<int> level(0, 40);
+    std::normal_distribution<float> normal(0.f, 1.f);
+    for (float& v : levels) v = static_cast<float>(level(rng)) * 0.5f;  // ties across the k-th place
+    for (float& v : continuous) v = normal(rng);
+    // All in [1, 1.0078): one first digit, and about 1/8 of them per second-digit bin.
+    for (float& v : narrow) v = 1.0f + std::ldexp(static_cast<float>(rng() % 65536), -23);
+    for (const bool sorted : {false, true}) {
+        check_unfused_select(continuous, 100, 8500, k, 4032, sorted);  // gathered after the first digit
+        check_unfused_select(narrow, 0, num_kv, k, 4032, sorted);      // after the second
+        check_unfused_select(levels, 100, 8500, k, 1000, sorted);      // after the first, with ties
+        check_unfused_select(levels, 100, 8500, k, 700, sorted);       // ties that never fit: index order
+        check_unfused_select(equal, 17, 9000, k, 4032, sorted);        // all equal: index order
+        check_unfused_select(continuous, 100, 700, k, 4032, sorted);   // a window of fewer than k keys
+    }
 }

@@ -41,13 +41,3 @@ struct TopkFusedParams {
     long long values_stride;
     int sort_by_logit;
 };
-
-// Keys per pass of the key-order ranking (a bitmap of 2048 words).
-#define MQA_TOPK_RANK_SEGMENT 65536
-
-// Bytes before the candidates in mqa_topk_candidates' dynamic shared memory: the sort's selection
-// of k entries padded to a power of two (k <= MQA_TOPK_MAX_K = 4096), or the ranking bitmap and its
-// word prefixes (16 KiB), whichever is larger.
-#define MQA_TOPK_SELECTION_BYTES(k) ((k) <= 2048 ? 16384ll : 32768ll)
-// The whole dynamic shared memory of mqa_topk_candidates, with `capacity` candidate slots.
-#define MQA_TOPK_CANDIDATES_SHARED_BYTES(k, capacity) (MQA_TOPK_SELECTION_BYTES(k) + 8ll * (capacity))

@@ -1,0 +1,197 @@
+#pragma once
+// The block-level pieces of mqa_topk's selects (topk_select.cuh, topk_candidates.cuh): logits as
+// orderable keys, a block scan, the radix select over 11 + 11 + 10 bit digits, the sort of a
+// selection by logit and the empty slots of short windows. One block of kThreads works on one row.
+// NaN logits (only from NaN or infinite inputs) order as their bits do: positive NaN above +inf.
+
+#include "topk_select_params.cuh"
+
+namespace mqa_topk {
+
+constexpr int kThreads = MQA_TOPK_THREADS;
+constexpr int kWarps = kThreads / 32;
+constexpr int kBins = 2048;  // the widest radix digit, 11 bits
+constexpr unsigned kFullMask = 0xffffffffu;
+static_assert(kBins == 4 * kThreads, "each thread owns four bins of the histogram scan");
+
+__device__ __forceinline__ unsigned orderable_key(float value) {
+    unsigned bits = __float_as_uint(value);
+    if (bits == 0x80000000u) bits = 0;  // -0.0 == +0.0: one key, so the index decides between them
+    return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+}
+
+__device__ __forceinline__ float logit_of_key(unsigned key) {
+    return __uint_as_float((key & 0x80000000u) ? (key & 0x7fffffffu) : ~key);
+}
+
+// Sorting descending by this puts larger logits first and, among equal ones, smaller indices first.
+__device__ __forceinline__ unsigned long long selection_entry(unsigned key, int index) {
+    return (static_cast<unsigned long long>(key) << 32) | (0xffffffffu - static_cast<unsigned>(index));
+}
+
+// What a radix select and a block scan need.
+struct RadixState {
+    int histogram[kBins];
+    int warp_sums[kWarps];
+    int found_bin;
+    int found_above;
+    int found_count;
+};
+
+// Exclusive prefix sum of one value per thread over the block, and the block's total. Every thread
+// of the block must call it.
+__device__ __forceinline__ int block_exclusive_scan(int value, int* warp_sums, int& total) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    int inclusive = value;
+#pragma unroll
+    for (int offset = 1; offset < 32; offset <<= 1) {
+        const int before = __shfl_up_sync(kFullMask, inclusive, offset);
+        if (lane >= offset) inclusive += before;
+    }
+    if (lane == 31) warp_sums[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+        int sum = lane < kWarps ? warp_sums[lane] : 0;
+#pragma unroll
+        for (int offset = 1; offset < 32; offset <<= 1) {
+            const int before = __shfl_up_sync(kFullMask, sum, offset);
+            if (lane >= offset) sum += before;
+        }
+        if (lane < kWarps) warp_sums[lane] = sum;
+    }
+    __syncthreads();
+    const int result = (warp > 0 ? warp_sums[warp - 1] : 0) + inclusive - value;
+    total = warp_sums[kWarps - 1];
+    __syncthreads();  // warp_sums is free again
+    return result;
+}
+
+// Where a radix select stands after some digits: the keys matching `prefix` under `prefix_mask`
+// hold the k-th largest; `remaining` of the k are still to take among them (the others lie above),
+// and `in_prefix` keys match it.
+struct RadixProgress {
+    unsigned prefix;
+    unsigned prefix_mask;
+    int remaining;
+    int in_prefix;
+};
+
+__device__ __forceinline__ RadixProgress radix_start(int k) { return RadixProgress{0u, 0u, k, 0}; }
+
+// Keys at or above the prefix: those above it and those matching it.
+__device__ __forceinline__ int radix_at_or_above(const RadixProgress& progress, int k) {
+    return k - progress.remaining + progress.in_prefix;
+}
+
+// Digit `pass` (0, 1, 2: bits 31-21, 20-10, 9-0) of a radix select over items [0, count): narrows
+// `progress` to the bin holding its remaining-th largest key. key_at(i, key) sets item i's key and
+// says whether the item is present. Every thread of the block must call it.
+template <class KeyAt>
+__device__ __forceinline__ void radix_pass(int count, const KeyAt& key_at, int pass, RadixProgress& progress,
+                                           RadixState& s) {
+    const int shift = pass == 0 ? 21 : pass == 1 ? 10 : 0;
+    const unsigned digit_mask = pass == 2 ? 0x3ffu : 0x7ffu;
+    const unsigned prefix = progress.prefix, prefix_mask = progress.prefix_mask;
+    for (int i = threadIdx.x; i < kBins; i += kThreads) s.histogram[i] = 0;
+    __syncthreads();
+    // NOTES: eight independent loads in flight per thread before their atomics; a lone load per
+    // iteration leaves the pass waiting on memory latency.
+    constexpr int kUnroll = 8;
+    for (int base = threadIdx.x; base < count; base += kUnroll * kThreads) {
+        unsigned keys[kUnroll];
+        bool present[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            const int i = base + u * kThreads;
+            keys[u] = 0;
+            present[u] = i < count && key_at(i, keys[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            if (present[u] && (keys[u] & prefix_mask) == prefix) atomicAdd(&s.histogram[(keys[u] >> shift) & digit_mask], 1);
+        }
+    }
+    __syncthreads();
+    // Bins from the top: thread t owns bins kBins-1-4t down to kBins-4-4t.
+    int counts[4], owned = 0;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        counts[q] = s.histogram[kBins - 1 - (4 * threadIdx.x + q)];
+        owned += counts[q];
+    }
+    int total;
+    int above = block_exclusive_scan(owned, s.warp_sums, total);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        if (above < progress.remaining && above + counts[q] >= progress.remaining) {
+            s.found_bin = kBins - 1 - (4 * threadIdx.x + q);
+            s.found_above = above;
+            s.found_count = counts[q];
+        }
+        above += counts[q];
+    }
+    __syncthreads();
+    progress.remaining -= s.found_above;
+    progress.prefix |= static_cast<unsigned>(s.found_bin) << shift;
+    progress.prefix_mask |= digit_mask << shift;
+    progress.in_prefix = s.found_count;
+    __syncthreads();  // found_* are read before the next pass may write them
+}
+
+// Radix select over items [0, count): the k-th largest key among the present ones, and how many keys
+// equal to it the top k holds.
+template <class KeyAt>
+__device__ __forceinline__ void radix_select(int count, const KeyAt& key_at, int k, RadixState& s,
+                                             unsigned& threshold, int& take_equal) {
+    RadixProgress progress = radix_start(k);
+#pragma unroll 1
+    for (int pass = 0; pass < 3; ++pass) radix_pass(count, key_at, pass, progress, s);
+    threshold = progress.prefix;
+    take_equal = progress.remaining;
+}
+
+// The k-th largest logit of logits[lo, hi) as a key, and how many equal to it the top k holds.
+__device__ __forceinline__ void find_threshold(const float* logits, int lo, int hi, int k, RadixState& s,
+                                               unsigned& threshold, int& take_equal) {
+    const float* window = logits + lo;
+    radix_select(
+        hi - lo,
+        [window](int i, unsigned& key) {
+            key = orderable_key(window[i]);
+            return true;
+        },
+        k, s, threshold, take_equal);
+}
+
+// Descending bitonic sort of selection[0, count); count <= MQA_TOPK_MAX_K.
+__device__ __forceinline__ void sort_selection(unsigned long long* selection, int count) {
+    int padded = 1;
+    while (padded < count) padded <<= 1;
+    for (int i = count + threadIdx.x; i < padded; i += kThreads) selection[i] = 0;  // below every entry
+    for (int size = 2; size <= padded; size <<= 1) {
+        for (int stride = size / 2; stride > 0; stride >>= 1) {
+            __syncthreads();
+            for (int i = threadIdx.x; i < padded; i += kThreads) {
+                const int partner = i ^ stride;
+                if (partner <= i) continue;
+                const bool descending = (i & size) == 0;
+                const unsigned long long a = selection[i], b = selection[partner];
+                if (descending ? a < b : a > b) {
+                    selection[i] = b;
+                    selection[partner] = a;
+                }
+            }
+        }
+    }
+    __syncthreads();
+}
+
+// Slots [count, k) of a row hold no key: index -1, logit -inf.
+__device__ __forceinline__ void fill_empty_slots(int* indices, float* values, int count, int k) {
+    for (int t = count + threadIdx.x; t < k; t += kThreads) {
+        indices[t] = -1;
+        if (values != nullptr) values[t] = __int_as_float(0xff800000);  // -inf
+    }
+}
+
+}  // namespace mqa_topk

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The fused top-k branch on the device: build, the topk GPU tests (C++ and Python, both paths) and
 # python/benchmarks/topk_time.py (both paths against the bar). Run as: bash scripts/device/fused_topk_session.sh
-# with carry [".gpu-deps"]; logs under $OUT.
+# with carry [".gpu-deps"]; logs under $OUT. TOPK_ROUNDS=N: rounds of topk_time.py; TOPK_LONG=1: its --long.
 set -u
 t0=$SECONDS
 # Seconds left of the device call's 600, less a margin for the logs to come back.
@@ -13,7 +13,7 @@ timeout $(( $(left) < 200 ? $(left) : 200 )) ctest --test-dir build -L gpu -R "t
 echo "[$((SECONDS-t0))s] ctest topk exit $?"; grep -E "tests passed|FAILED|Failed|ERROR|CHECK|row " $OUT/ctest_topk.txt | head -30
 (cd python/tests && PYTHONPATH=../../build/python timeout $(( $(left) < 120 ? $(left) : 120 )) python3 -m pytest -q -x test_gpu_topk.py > $OUT/py_topk.txt 2>&1)
 echo "[$((SECONDS-t0))s] pytest exit $?"; tail -15 $OUT/py_topk.txt
-PYTHONPATH=build/python timeout $(left) python3 python/benchmarks/topk_time.py --rounds 1 --profile --json $OUT/topk.json > $OUT/topk_time.txt 2>&1
+PYTHONPATH=build/python timeout $(left) python3 python/benchmarks/topk_time.py --rounds ${TOPK_ROUNDS:-1} --profile ${TOPK_LONG:+--long} --json $OUT/topk.json > $OUT/topk_time.txt 2>&1
 echo "[$((SECONDS-t0))s] bench exit $?"; cat $OUT/topk_time.txt | tail -50
 # TOPK_NCU=1: an ncu profile of one fused call at H=32 S=4096 N=32768 (the helper kernels and the twgmma
 # kernel), and of one unfused call's select kernel, for where their time goes.

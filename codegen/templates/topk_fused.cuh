@@ -4,7 +4,7 @@
 //  1. mqa_topk_sample: every sample_stride-th key of kv (and its scale) into a dense sample, and
 //     each row's window in sample keys. mqa_logits then scores the sample.
 //  2. mqa_topk_thresholds: per row, a threshold the row's top k should clear with room to spare:
-//     the sample logit of rank oversample x k x (sample window / window), so that about
+//     the sample logit of rank oversample x k x (sample window / window) (to 2^-13), so that about
 //     oversample x k keys of the whole window reach it. A window that fits the buffer keeps all
 //     (threshold -inf, its count set to the window's size: each key takes the slot of its place).
 //  3. (the twgmma kernel appends the candidates.)
@@ -58,11 +58,19 @@ __device__ __forceinline__ void threshold_row(const TopkFusedParams& p, int row,
         const double wanted = static_cast<double>(p.oversample) * p.k * sample_window / window;
         const int rank = max(1, static_cast<int>(ceil(wanted)));
         if (rank <= sample_window) {
-            unsigned key;
-            int take_equal;
-            find_threshold(p.sample_logits + row * p.sample_logits_stride, sample_lo, sample_hi, rank, s, key,
-                           take_equal);
-            threshold = logit_of_key(key);
+            // Two digits place the rank-th key in a bin 2^-13 of its value wide; the bottom of the bin
+            // is threshold enough. A third digit only where that bottom is no number (keys by -inf).
+            const float* sample = p.sample_logits + row * p.sample_logits_stride + sample_lo;
+            const auto key_at = [sample](int i, unsigned& key) {
+                key = orderable_key(sample[i]);
+                return true;
+            };
+            RadixProgress progress = radix_start(rank);
+            radix_pass(sample_window, key_at, 0, progress, s);
+            radix_pass(sample_window, key_at, 1, progress, s);
+            const float bottom = logit_of_key(progress.prefix);
+            if (bottom != bottom) radix_pass(sample_window, key_at, 2, progress, s);
+            threshold = logit_of_key(progress.prefix);
         }
     }
     if (threadIdx.x == 0) {

@@ -321,14 +321,16 @@ void check_unfused_select(std::vector<float> row_logits, int lo, int hi, int k, 
     int counter = 0;
     cuda_emulator::run_block(mqa_topk::kThreads, [&] { mqa_topk::select_row(p, 0, *state, area, &counter); });
     std::vector<Candidate> window;
-    for (int j = std::max(lo, 0); j < std::min(hi, num_kv); ++j) window.push_back({j, logits[static_cast<std::size_t>(j)]});
+    for (int j = std::max(lo, 0); j < std::min(hi, num_kv); ++j)
+        window.push_back({j, logits[static_cast<std::size_t>(j)]});
     const std::vector<Candidate> want = expected_selection(window, k, sorted);
     int wrong = 0;
     for (int t = 0; t < k; ++t) {
         const bool filled = t < static_cast<int>(want.size());
         const int want_key = filled ? want[static_cast<std::size_t>(t)].key : -1;
         const float want_value = filled ? want[static_cast<std::size_t>(t)].value : kNegativeInfinity;
-        wrong += indices[static_cast<std::size_t>(t)] != want_key || !(values[static_cast<std::size_t>(t)] == want_value);
+        const auto slot = static_cast<std::size_t>(t);
+        wrong += indices[slot] != want_key || !(values[slot] == want_value);
     }
     CHECK(wrong == 0);
     CHECK(std::all_of(indices.begin() + k, indices.end(), [](int i) { return i == -99; }));

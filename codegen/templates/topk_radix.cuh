@@ -108,7 +108,8 @@ __device__ __forceinline__ void radix_pass(int count, const KeyAt& key_at, int p
         }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
-            if (present[u] && (keys[u] & prefix_mask) == prefix) atomicAdd(&s.histogram[(keys[u] >> shift) & digit_mask], 1);
+            if (present[u] && (keys[u] & prefix_mask) == prefix)
+                atomicAdd(&s.histogram[(keys[u] >> shift) & digit_mask], 1);
         }
     }
     __syncthreads();

@@ -16,10 +16,15 @@ namespace mqajit {
 namespace {
 
 // NOTES: where the fused path is expected to win: windows long against its candidate buffer, so
-// that the threshold rejects most logits. A placeholder: the fused path has not run on a GPU yet,
-// and python/benchmarks/topk_time.py's first run on the H200 is to set the crossover.
+// that the threshold rejects most logits and the per-row work around the twgmma kernel is spread
+// over many keys. Measured on the H200 (2026-12-05, python/benchmarks/topk_time.py --long, k = 2048,
+// 5120 slots): the unfused path is faster at every N <= 262144 (S = 1024, 4096; H = 32, 64), the
+// fused one at N = 1048576 (0.75-0.87x). The crossover, not measured between, is taken at 100 x
+// the slots (512000 keys at k = 2048).
+constexpr std::int64_t kFusedFromSlotsTimes = 100;
+
 bool fused_expected_faster(const TopkPathQuery& query, const FusedTopkLayout& layout) {
-    return query.seq_len_kv >= 4 * std::int64_t{layout.capacity};
+    return query.seq_len_kv >= kFusedFromSlotsTimes * layout.capacity;
 }
 
 // Why the fused path cannot serve the call; empty when it can.
@@ -164,12 +169,12 @@ TopkPathDecision decide_topk_path(const TopkPathQuery& query) {
     if (query.tuned_fused) return {true, twin, "the fused path, as tuned"};
     if (!fused_expected_faster(query, layout)) {
         return {false, std::nullopt,
-                fmt::format("the unfused path: N = {} is below 4 x the fused path's {} candidate slots per row",
-                            query.seq_len_kv, layout.capacity)};
+                fmt::format("the unfused path: N = {} is below {} x the fused path's {} candidate slots per row",
+                            query.seq_len_kv, kFusedFromSlotsTimes, layout.capacity)};
     }
     return {true, twin,
-            fmt::format("the fused path: N = {} is at least 4 x its {} candidate slots per row", query.seq_len_kv,
-                        layout.capacity)};
+            fmt::format("the fused path: N = {} is at least {} x its {} candidate slots per row", query.seq_len_kv,
+                        kFusedFromSlotsTimes, layout.capacity)};
 }
 
 TopkChoice choose_topk(const TuningDb& database, const TopkQuery& query) {

@@ -114,17 +114,17 @@ TEST_CASE("mqa_topk: paths are spelled auto, fused and unfused") {
 
 TEST_CASE("mqa_topk: the path rule takes the fused path where its twin exists, the workspace fits and N is long") {
     const Variant wgmma = Variant::parse("wgmma64x256x32_bkv64_r8_w2_lds4");
-    const std::int64_t roomy = mqa_topk_workspace_bytes(4096, 32768, 2048);
+    const std::int64_t roomy = mqa_topk_workspace_bytes(4096, 1048576, 2048);
     const TopkPathQuery long_rows{.logits_variant = wgmma, .requested = MqaTopkPath::automatic, .seq_len = 4096,
-                                  .seq_len_kv = 32768, .k = 2048, .workspace_bytes = roomy};
+                                  .seq_len_kv = 1048576, .k = 2048, .workspace_bytes = roomy};
     const TopkPathDecision fused = decide_topk_path(long_rows);
     CHECK(fused.fused);
     REQUIRE(fused.topk_variant.has_value());
     CHECK(fused.topk_variant->name() == "twgmma64x256x32_bkv64_r8_w2_lds4");
 
     TopkPathQuery query = long_rows;
-    query.seq_len_kv = 4096;  // windows within a few candidate buffers: the unfused path
-    query.workspace_bytes = mqa_topk_workspace_bytes(4096, 4096, 2048);
+    query.seq_len_kv = 262144;  // windows within 100 candidate buffers: the unfused path
+    query.workspace_bytes = mqa_topk_workspace_bytes(4096, 262144, 2048);
     CHECK_FALSE(decide_topk_path(query).fused);
     query.requested = MqaTopkPath::fused;
     CHECK(decide_topk_path(query).fused);

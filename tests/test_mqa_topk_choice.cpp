@@ -61,7 +61,7 @@ struct Tables {
 
 TEST_CASE("topk choice: without an mqa_topk row, the mqa_logits table's kernel and the path rule") {
     Tables tables;
-    const TopkChoice long_rows = choose_topk(tables.db, query(4096, 65536));
+    const TopkChoice long_rows = choose_topk(tables.db, query(4096, 1048576));
     CHECK(long_rows.fused);
     CHECK(name_of(long_rows.topk_variant) == kOtherTwin);
     CHECK(name_of(long_rows.logits.variant) == kOtherLogits);
@@ -69,10 +69,10 @@ TEST_CASE("topk choice: without an mqa_topk row, the mqa_logits table's kernel a
     CHECK_FALSE(long_rows.logits_pinned);
     CHECK_FALSE(long_rows.row);
 
-    const TopkChoice short_rows = choose_topk(tables.db, query(4096, 8192));
+    const TopkChoice short_rows = choose_topk(tables.db, query(4096, 262144));
     CHECK_FALSE(short_rows.fused);
     CHECK(name_of(short_rows.logits.variant) == kOtherLogits);
-    CHECK(short_rows.reason.find("below 4 x") != std::string::npos);
+    CHECK(short_rows.reason.find("below 100 x") != std::string::npos);
 }
 
 TEST_CASE("topk choice: an mqa_topk row naming a fused kernel takes the fused path wherever it can serve") {
@@ -111,19 +111,19 @@ TEST_CASE("topk choice: an mqa_topk row naming a fused kernel takes the fused pa
 TEST_CASE("topk choice: an mqa_topk row naming an mqa_logits kernel or the baseline is the unfused path with it") {
     Tables tables;
     tables.db.insert(topk_row(1024, 8192, kTwin));
-    tables.db.insert(topk_row(1024, 1 << 20, "baseline"));
-    const TopkChoice choice = choose_topk(tables.db, query(4096, 65536));  // long rows: the rule alone says fused
+    tables.db.insert(topk_row(1024, 1 << 21, "baseline"));
+    const TopkChoice choice = choose_topk(tables.db, query(4096, 1048576));  // long rows: the rule alone says fused
     CHECK_FALSE(choice.fused);
     CHECK(name_of(choice.logits.variant) == kTwin);
     CHECK(choice.logits_pinned);
     CHECK(choice.reason.find("the unfused path: mqa_topk row") != std::string::npos);
 
-    const TopkChoice fused = choose_topk(tables.db, query(4096, 65536, MqaTopkPath::fused));
+    const TopkChoice fused = choose_topk(tables.db, query(4096, 1048576, MqaTopkPath::fused));
     CHECK(fused.fused);
     CHECK(name_of(fused.topk_variant) == kFused);
     CHECK(name_of(fused.logits.variant) == kTwin);
 
-    const TopkChoice baseline = choose_topk(tables.db, query(4096, 1 << 20));
+    const TopkChoice baseline = choose_topk(tables.db, query(4096, 1 << 21));
     CHECK_FALSE(baseline.fused);
     CHECK_FALSE(baseline.logits.variant);
     CHECK(baseline.logits_pinned);
@@ -132,7 +132,7 @@ TEST_CASE("topk choice: an mqa_topk row naming an mqa_logits kernel or the basel
 TEST_CASE("topk choice: a requested variant overrides the tables, and a fused one must be able to serve") {
     Tables tables;
     tables.db.insert(topk_row(1024, 8192, kFused));
-    const TopkChoice logits = choose_topk(tables.db, query(4096, 65536, MqaTopkPath::automatic, std::string(kTwin)));
+    const TopkChoice logits = choose_topk(tables.db, query(4096, 1048576, MqaTopkPath::automatic, std::string(kTwin)));
     CHECK_FALSE(logits.row);
     CHECK(logits.logits_pinned);
     CHECK(name_of(logits.logits.variant) == kTwin);
@@ -157,7 +157,7 @@ TEST_CASE("topk choice: a requested variant overrides the tables, and a fused on
 TEST_CASE("topk choice: an mqa_topk row whose kernel cannot run here is passed over, saying why") {
     Tables tables;
     tables.db.insert(topk_row(1024, 8192, "twgmma64x256x32_bkv64_r4_w2_lds4"));  // H=64's, at H=32
-    const TopkChoice choice = choose_topk(tables.db, query(4096, 65536));
+    const TopkChoice choice = choose_topk(tables.db, query(4096, 1048576));
     CHECK_FALSE(choice.row);
     CHECK(name_of(choice.logits.variant) == kOtherLogits);
     CHECK(choice.logits.reason.find("is not used") != std::string::npos);

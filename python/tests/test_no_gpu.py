@@ -246,17 +246,17 @@ def test_lookup_and_explain_give_the_cli_answer():
 
 def test_explain_topk_says_which_path_serves_and_why():
     shape = dict(arch="sm_90a", cu_num=132, heads=32, head_dim=128, seq_len=4096)
-    long = mqajit.explain_topk(**shape, seq_len_kv=32768)
+    long = mqajit.explain_topk(**shape, seq_len_kv=1048576)
     assert long.path == "fused" and long.kernel.startswith("twgmma")
     # The fused kernel is the twin of the kernel mqa_logits(clean_logits=False) runs for the shape.
-    logits = mqajit.explain(**shape, seq_len_kv=32768, clean_logits=False)
+    logits = mqajit.explain(**shape, seq_len_kv=1048576, clean_logits=False)
     assert long.logits == logits
     if logits.kernel != "baseline":
         assert long.kernel == "t" + logits.kernel
     assert "candidate slots" in long.reason and long.kernel in str(long)
-    short = mqajit.explain_topk(**shape, seq_len_kv=4096)
-    assert short.path == "unfused" and "below 4 x" in short.reason
-    assert short.kernel == mqajit.explain(**shape, seq_len_kv=4096, clean_logits=False).kernel
+    short = mqajit.explain_topk(**shape, seq_len_kv=32768)
+    assert short.path == "unfused" and "below 100 x" in short.reason
+    assert short.kernel == mqajit.explain(**shape, seq_len_kv=32768, clean_logits=False).kernel
     assert mqajit.explain_topk(**shape, seq_len_kv=4096, path="fused").path == "fused"
     # A workspace without room for the fused path's candidates: unfused, or an error when asked for.
     small = mqajit.explain_topk(**shape, seq_len_kv=32768, workspace_bytes=32768 * 4)

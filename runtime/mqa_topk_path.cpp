@@ -19,7 +19,7 @@ namespace {
 // that the threshold rejects most logits and the per-row work around the twgmma kernel is spread
 // over many keys. Measured on the H200 (2026-12-05, python/benchmarks/topk_time.py --long, k = 2048,
 // 5120 slots): the unfused path is faster at every N <= 262144 (S = 1024, 4096; H = 32, 64), the
-// fused one at N = 1048576 (0.75-0.87x). The crossover, not measured between, is taken at 100 x
+// fused one at N = 1048576 (0.74-0.87x its time). The crossover, not measured between, is taken at 100 x
 // the slots (512000 keys at k = 2048).
 constexpr std::int64_t kFusedFromSlotsTimes = 100;
 

@@ -42,11 +42,11 @@ ensure_built() {
 }
 
 gpu_tests() {
-  timeout 300 ctest --test-dir build --output-on-failure -L gpu -E python_gpu ${GPU_TESTS:+-R "$GPU_TESTS"} \
+  timeout -k 10 300 ctest --test-dir build --output-on-failure -L gpu -E python_gpu ${GPU_TESTS:+-R "$GPU_TESTS"} \
     --timeout 240 > "$out/gpu_tests.log" 2>&1
   stamp "C++ GPU tests exit $?: $(grep -E 'tests passed|tests failed' "$out/gpu_tests.log")"
   grep -E "\*\*\*Failed|Timeout|\(Failed\)|Skipped" "$out/gpu_tests.log" | head -20 | tee -a "$out/summary.txt"
-  timeout 240 ctest --test-dir build -V -R python_gpu --timeout 230 > "$out/python_gpu.log" 2>&1
+  timeout -k 10 240 ctest --test-dir build -V -R python_gpu --timeout 230 > "$out/python_gpu.log" 2>&1
   stamp "python GPU tests exit $?: $(grep -E '[0-9]+ (passed|failed|skipped)' "$out/python_gpu.log" | tail -1)"
 }
 
@@ -58,7 +58,7 @@ for step in "$@"; do
       bash scripts/h200_decode.sh aot | tee -a "$out/summary.txt"; stamp "decode aot"
       gpu_tests
       for shapes in glm5 deepseek; do
-        timeout 120 "$mqajit" bench --shapes "$shapes" --check --runs 30 --json-file "$out/bench_$shapes.json" \
+        timeout -k 10 120 "$mqajit" bench --shapes "$shapes" --check --runs 30 --json-file "$out/bench_$shapes.json" \
           > "$out/bench_$shapes.txt" 2>&1
         stamp "prefill bench $shapes exit $? ($(grep -c -i 'fail' "$out/bench_$shapes.txt") lines with 'fail')"
       done ;;
@@ -79,7 +79,7 @@ for step in "$@"; do
       for op in ${SIDE_BY_SIDE_OPS:-decode prefill}; do
         mode=(); [ "$op" = prefill_clean1 ] && mode=(--clean-logits 1)
         PYTHONPATH=build/python:.deepgemm DG_JIT_CACHE_DIR=/tmp/deepgemm-cache LD_PRELOAD=/lib/x86_64-linux-gnu/libstdc++.so.6 \
-          timeout 280 python3 python/benchmarks/side_by_side.py "${op%_clean1}" "${mode[@]}" ${SIDE_BY_SIDE_ARGS:-} \
+          timeout -k 10 280 python3 python/benchmarks/side_by_side.py "${op%_clean1}" "${mode[@]}" ${SIDE_BY_SIDE_ARGS:-} \
           --json "$out/side_by_side_$op.json" > "$out/side_by_side_$op.txt" 2>&1
         stamp "side by side $op exit $?: $(tail -1 "$out/side_by_side_$op.txt")"
       done ;;
@@ -91,7 +91,7 @@ for step in "$@"; do
       printf 'seq_len,seq_len_kv,heads,head_dim,clean_logits\n1024,16384,32,128,0\n4096,16384,32,128,0\n256,32768,32,128,0\n2048,32768,64,128,0\n4096,8192,64,128,0\n' \
         > "$out/logits_dtype_shapes.csv"
       for dtype in float32 bfloat16; do
-        timeout 150 "$mqajit" bench --shapes "$out/logits_dtype_shapes.csv" --variant all --check --runs 20 \
+        timeout -k 10 150 "$mqajit" bench --shapes "$out/logits_dtype_shapes.csv" --variant all --check --runs 20 \
           --logits-dtype "$dtype" --json-file "$out/bench_logits_$dtype.json" > "$out/bench_logits_$dtype.txt" 2>&1
         stamp "bench --logits-dtype $dtype exit $?"
       done ;;
@@ -101,7 +101,7 @@ for step in "$@"; do
         printf '%s\n' 1024,4096,32,128,0 2048,8192,32,128,0 4096,16384,32,128,0 8192,8192,32,128,0 \
           2048,32768,32,128,0 1024,60000,32,128,0 1024,8192,64,128,0 4096,16384,64,128,0 2048,32768,64,128,0
       } > "$out/prefill_ab_shapes.csv"
-      timeout 240 "$mqajit" bench --shapes "$out/prefill_ab_shapes.csv" --variant all --check --runs 30 \
+      timeout -k 10 240 "$mqajit" bench --shapes "$out/prefill_ab_shapes.csv" --variant all --check --runs 30 \
         --json-file "$out/prefill_ab.json" > "$out/prefill_ab.txt" 2>&1
       stamp "prefill A/B exit $? ($(grep -c -i 'fail' "$out/prefill_ab.txt") lines with 'fail')" ;;
     ncu-stalls)
@@ -111,7 +111,7 @@ for step in "$@"; do
       for heads_rows in "32 r8" "64 r4"; do
         set -- $heads_rows
         printf 'seq_len,seq_len_kv,heads,head_dim,clean_logits\n4096,16384,%s,128,0\n' "$1" > "$out/ncu_shape_h$1.csv"
-        timeout 150 ncu --clock-control none --section SourceCounters --section WarpStateStats --section SchedulerStats \
+        timeout -k 10 150 ncu --clock-control none --section SourceCounters --section WarpStateStats --section SchedulerStats \
           -k "regex:wgmma64x256x32_bkv64_$2_w2" -c 1 -f -o "/tmp/ncu_h$1" "$mqajit" bench --shapes "$out/ncu_shape_h$1.csv" \
           --runs 3 --warmup 0 > "$out/ncu_h$1.txt" 2>&1
         ncu -i "/tmp/ncu_h$1.ncu-rep" --page source --csv --print-source sass > "$out/ncu_source_h$1.csv" 2>&1

@@ -86,7 +86,7 @@ for round in $(seq "${AB_ROUNDS:-2}"); do
       [ $((SECONDS - t0)) -lt "${AB_DEADLINE:-480}" ] || { stamp "deadline: no more rounds"; break 3; }
       if [ "$bench" = prefill ]; then args=(--shapes "$work/results/shapes.csv") name=${v}_round$round
       else args=(--op paged_mqa_logits --shapes "$work/results/decode_shapes.csv") name=decode_${v}_round$round; fi
-      MQAJIT_CACHE_DIR=$work/cache-$v timeout 200 "$work/$v" bench "${args[@]}" --check \
+      MQAJIT_CACHE_DIR=$work/cache-$v timeout -k 10 200 "$work/$v" bench "${args[@]}" --check \
         --runs "${AB_RUNS:-30}" --json-file "$work/results/$name.json" > "$work/results/$name.txt" 2>&1
       stamp "round $round $v $bench: exit $? ($(grep -c -i fail "$work/results/$name.txt") lines with 'fail')"
     done

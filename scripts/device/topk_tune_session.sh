@@ -13,9 +13,9 @@ export MQAJIT_CACHE_DIR=/tmp/mqajit-cache MQAJIT_SYSTEM_DB=$(find "$PWD/build" -
 export MQAJIT_TUNING_DB=/tmp/topk-tuning.db
 shapes=$OUT/shapes.csv
 printf "seq_len,seq_len_kv,heads\n1024,8192,32\n1024,32768,32\n2048,32768,32\n1024,60000,32\n4096,16384,64\n2048,60000,64\n" > $shapes
-timeout $(( $(left) / 2 )) build/tools/mqajit bench --op mqa_topk --check --runs 20 --shapes $shapes \
+timeout -k 10 $(( $(left) / 2 )) build/tools/mqajit bench --op mqa_topk --check --runs 20 --shapes $shapes \
   --json-file $OUT/topk_bench.json > $OUT/topk_bench.txt 2>&1
 echo "[$((SECONDS-t0))s] bench exit $?"; cat $OUT/topk_bench.txt | tail -20
-timeout $(left) build/tools/mqajit tune --op mqa_topk -i $shapes -o $OUT/mqa_topk_tuned_h200.csv --runs 50 \
+timeout -k 10 $(left) build/tools/mqajit tune --op mqa_topk -i $shapes -o $OUT/mqa_topk_tuned_h200.csv --runs 50 \
   --json-file $OUT/topk_tune.json > $OUT/topk_tune.txt 2>&1
 echo "[$((SECONDS-t0))s] tune exit $?"; grep -v "^  " $OUT/topk_tune.txt | tail -20; cat $OUT/mqa_topk_tuned_h200.csv

@@ -353,5 +353,6 @@ TEST_CASE("topk device logic: the unfused select matches a sort on each of its p
         check_unfused_select(levels, 100, 8500, k, 700, sorted);       // ties that never fit: index order
         check_unfused_select(equal, 17, 9000, k, 4032, sorted);        // all equal: index order
         check_unfused_select(continuous, 100, 700, k, 4032, sorted);   // a window of fewer than k keys
+        check_unfused_select(continuous, 100, 1500, k, 4032, sorted);  // up to 2 k keys: index order
     }
 }

@@ -41,6 +41,7 @@ def fused_available():
     (64, 40000, "causal", 2048, None),  # past the fused path's candidate buffer: sampled thresholds
     (48, 20000, "random", 1024, 5),
     (24, 12000, "causal", 4096, None),  # k past 2048: the larger selection area and candidate slots
+    (16, 70000, "causal", 2048, None),  # windows past one 65,536-key ranking segment
 ])
 def test_topk_matches_a_sort_of_mqa_logits(heads, rows, num_kv, windows, k, workspace_rows, sorted_by_logit, path):
     if path == "fused" and not fused_available():

@@ -117,6 +117,7 @@ T __shfl_sync(unsigned, T value, int source_lane) {
 }
 
 inline int __ffs(unsigned value) { return value == 0 ? 0 : std::countr_zero(value) + 1; }
+inline int __clz(int value) { return std::countl_zero(static_cast<unsigned>(value)); }
 inline int atomicAdd(int* address, int value) { return std::atomic_ref<int>(*address).fetch_add(value); }
 inline unsigned atomicOr(unsigned* address, unsigned value) {
     return std::atomic_ref<unsigned>(*address).fetch_or(value);

@@ -49,23 +49,40 @@ struct Selected {
     }
 };
 
-// Which candidates make the top k (need of them; count > need).
-__device__ __forceinline__ Selected select_candidates(const CandidateArea& a, int count, int need, RadixState& s,
-                                                      int& equal_total) {
-    Selected chosen{0u, 0u, false};
-    int take_equal;
-    radix_select(
-        count,
-        [&a](int i, unsigned& key) {
-            key = orderable_key(a.values[i]);
-            return true;
-        },
-        need, s, chosen.threshold, take_equal);
-    int equal_here = 0;
-    for (int i = threadIdx.x; i < count; i += kThreads) equal_here += orderable_key(a.values[i]) == chosen.threshold;
-    block_exclusive_scan(equal_here, s.warp_sums, equal_total);
-    if (equal_total > take_equal) {
-        // The take_equal smallest key indices among the ties: the largest ~index.
+// Which candidates make the top k (need of them; count > need). The digits run over each key's
+// offset from the smallest candidate, from the highest bit of the largest offset down, and stop as
+// soon as the bin holding the k-th largest key is taken whole. NOTES: digits of the keys themselves
+// put a row's candidates (logits within a few binades) in a handful of the first digit's bins, whose
+// shared atomics then serialize, and always took three digits and a count of the keys equal to the
+// k-th.
+__device__ __forceinline__ Selected select_candidates(const CandidateArea& a, int count, int need, RadixState& s) {
+    unsigned* scratch = reinterpret_cast<unsigned*>(s.histogram);
+    unsigned smallest = 0xffffffffu, largest = 0u;
+    for (int i = threadIdx.x; i < count; i += kThreads) {
+        const unsigned key = orderable_key(a.values[i]);
+        smallest = key < smallest ? key : smallest;
+        largest = key > largest ? key : largest;
+    }
+    block_min_max(smallest, largest, scratch);
+    const auto offset_at = [&a, smallest](int i, unsigned& offset) {
+        offset = orderable_key(a.values[i]) - smallest;
+        return true;
+    };
+    RadixProgress progress = radix_start(need);
+    progress.in_prefix = count;  // every key matches the empty prefix
+    const unsigned span = largest - smallest;
+    int open_bits = span == 0u ? 0 : 32 - __clz(static_cast<int>(span));
+    while (open_bits > 0 && progress.in_prefix > progress.remaining) {
+        const int bits = open_bits < 11 ? open_bits : 11;
+        open_bits -= bits;
+        radix_digit(count, offset_at, open_bits, bits, progress, s);
+    }
+    // Keys at or above the prefix (its open bits 0) are those above the bin and the bin's own.
+    Selected chosen{smallest + progress.prefix, 0u, false};
+    if (open_bits > 0) return chosen;  // the bin is taken whole: so is every key equal to the threshold
+    // Every bit decided: the in_prefix keys matching the prefix equal the k-th largest, and the top k
+    // holds `remaining` of them: the smallest key indices (the largest ~index).
+    if (progress.in_prefix > progress.remaining) {
         const unsigned threshold = chosen.threshold;
         int unused;
         radix_select(
@@ -74,7 +91,7 @@ __device__ __forceinline__ Selected select_candidates(const CandidateArea& a, in
                 key = ~static_cast<unsigned>(a.keys[i]);
                 return orderable_key(a.values[i]) == threshold;
             },
-            take_equal, s, chosen.index_cut, unused);
+            progress.remaining, s, chosen.index_cut, unused);
     }
     return chosen;
 }
@@ -146,10 +163,7 @@ __device__ __forceinline__ void append_candidate(const CandidateArea& a, int* co
 __device__ __forceinline__ void write_top(const CandidateArea& a, int count, int need, int lo, int hi, bool sort,
                                           int* indices, float* values, RadixState& s, int* slot_counter) {
     Selected selected{0u, 0u, true};
-    if (count > need) {
-        int equal_total;
-        selected = select_candidates(a, count, need, s, equal_total);
-    }
+    if (count > need) selected = select_candidates(a, count, need, s);
     if (sort) {
         if (threadIdx.x == 0) *slot_counter = 0;
         __syncthreads();

@@ -66,6 +66,29 @@ __device__ __forceinline__ int block_exclusive_scan(int value, int* warp_sums, i
     return result;
 }
 
+// The smallest and the largest of one value per thread over the block; scratch holds 2 x kWarps.
+// Every thread of the block must call it.
+__device__ __forceinline__ void block_min_max(unsigned& smallest, unsigned& largest, unsigned* scratch) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        const unsigned other_smallest = __shfl_sync(kFullMask, smallest, lane ^ offset);
+        const unsigned other_largest = __shfl_sync(kFullMask, largest, lane ^ offset);
+        smallest = other_smallest < smallest ? other_smallest : smallest;
+        largest = other_largest > largest ? other_largest : largest;
+    }
+    if (lane == 0) {
+        scratch[warp] = smallest;
+        scratch[kWarps + warp] = largest;
+    }
+    __syncthreads();
+    for (int w = 0; w < kWarps; ++w) {
+        smallest = scratch[w] < smallest ? scratch[w] : smallest;
+        largest = scratch[kWarps + w] > largest ? scratch[kWarps + w] : largest;
+    }
+    __syncthreads();  // scratch is free again
+}
+
 // Where a radix select stands after some digits: the keys matching `prefix` under `prefix_mask`
 // hold the k-th largest; `remaining` of the k are still to take among them (the others lie above),
 // and `in_prefix` keys match it.
@@ -83,14 +106,13 @@ __device__ __forceinline__ int radix_at_or_above(const RadixProgress& progress, 
     return k - progress.remaining + progress.in_prefix;
 }
 
-// Digit `pass` (0, 1, 2: bits 31-21, 20-10, 9-0) of a radix select over items [0, count): narrows
-// `progress` to the bin holding its remaining-th largest key. key_at(i, key) sets item i's key and
-// says whether the item is present. Every thread of the block must call it.
+// One digit of a radix select over items [0, count): bits [shift, shift + bits) of the keys
+// (bits <= 11) narrow `progress` to the bin holding its remaining-th largest key. key_at(i, key)
+// sets item i's key and says whether the item is present. Every thread of the block must call it.
 template <class KeyAt>
-__device__ __forceinline__ void radix_pass(int count, const KeyAt& key_at, int pass, RadixProgress& progress,
-                                           RadixState& s) {
-    const int shift = pass == 0 ? 21 : pass == 1 ? 10 : 0;
-    const unsigned digit_mask = pass == 2 ? 0x3ffu : 0x7ffu;
+__device__ __forceinline__ void radix_digit(int count, const KeyAt& key_at, int shift, int bits,
+                                            RadixProgress& progress, RadixState& s) {
+    const unsigned digit_mask = (1u << bits) - 1u;
     const unsigned prefix = progress.prefix, prefix_mask = progress.prefix_mask;
     for (int i = threadIdx.x; i < kBins; i += kThreads) s.histogram[i] = 0;
     __syncthreads();
@@ -137,6 +159,13 @@ __device__ __forceinline__ void radix_pass(int count, const KeyAt& key_at, int p
     progress.prefix_mask |= digit_mask << shift;
     progress.in_prefix = s.found_count;
     __syncthreads();  // found_* are read before the next pass may write them
+}
+
+// Digit `pass` (0, 1, 2: bits 31-21, 20-10, 9-0) of a radix select over whole 32-bit keys.
+template <class KeyAt>
+__device__ __forceinline__ void radix_pass(int count, const KeyAt& key_at, int pass, RadixProgress& progress,
+                                           RadixState& s) {
+    radix_digit(count, key_at, pass == 0 ? 21 : pass == 1 ? 10 : 0, pass == 2 ? 10 : 11, progress, s);
 }
 
 // Radix select over items [0, count): the k-th largest key among the present ones, and how many keys

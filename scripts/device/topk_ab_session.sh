@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# mqa_topk's select kernels, this tree against a base, in one device call: build, the topk GPU tests
+# (C++ and Python), python/benchmarks/topk_time.py on this tree; then the base's files laid over
+# the tree (.gpu-state/topk-base mirrors the repo's paths; carry it with .gpu-deps), an incremental
+# rebuild, topk_time.py again, and the tree's files put back. Each topk_time run times the bar
+# (mqa_logits plus one read of its logits) beside the paths, so the two runs compare by their ratios
+# to it as well as by time. Run as: bash scripts/device/topk_ab_session.sh; logs and JSON under $OUT.
+# TOPK_ROUNDS (2): rounds of each topk_time run; TOPK_LONG=1: the tree's run adds --long.
+set -u
+t0=$SECONDS
+left() { echo $((570 - SECONDS + t0)); }
+stamp() { echo "[$((SECONDS - t0))s] $*"; }
+bash scripts/gpu_session.sh build > $OUT/build_step.txt 2>&1; stamp "build exit $?"; tail -3 $OUT/build_step.txt
+export LD_LIBRARY_PATH=/tmp/mqajit-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+export MQAJIT_CACHE_DIR=/tmp/mqajit-cache MQAJIT_SYSTEM_DB=$(find "$PWD/build" -name system_tuning.db | head -1)
+timeout -k 10 120 ctest --test-dir build -L gpu -R "topk" --output-on-failure > $OUT/ctest_topk.txt 2>&1
+stamp "ctest topk exit $?"; grep -E "tests passed|FAILED|Failed" $OUT/ctest_topk.txt | head -20
+(cd python/tests && PYTHONPATH=../../build/python timeout -k 10 120 python3 -m pytest -q test_gpu_topk.py > $OUT/py_topk.txt 2>&1)
+stamp "pytest exit $?"; tail -5 $OUT/py_topk.txt
+timing() {  # NAME [extra topk_time arguments]
+  local name=$1; shift
+  PYTHONPATH=build/python timeout -k 10 $(left) python3 python/benchmarks/topk_time.py --rounds ${TOPK_ROUNDS:-2} \
+    --profile "$@" --json $OUT/topk_$name.json > $OUT/topk_time_$name.txt 2>&1
+  stamp "topk_time $name exit $?"; grep -E "^ *(32|64) |geometric" $OUT/topk_time_$name.txt
+}
+timing tree
+[ -d .gpu-state/topk-base ] || { stamp "no .gpu-state/topk-base: no base run"; exit 0; }
+saved=/tmp/topk-tree-files
+while IFS= read -r file; do
+  mkdir -p "$saved/$(dirname "$file")" && cp "$file" "$saved/$file" && cp ".gpu-state/topk-base/$file" "$file"
+done < <(cd .gpu-state/topk-base && find . -type f)
+cmake --build build --parallel 16 > $OUT/build_base.txt 2>&1; stamp "base rebuild exit $?"; tail -2 $OUT/build_base.txt
+timing base
+cp -r "$saved/." . && stamp "tree files restored"
+if [ "${TOPK_LONG:-0}" = 1 ] && [ "$(left)" -gt 120 ]; then
+  cmake --build build --parallel 16 > $OUT/build_tree_again.txt 2>&1; stamp "tree rebuild exit $?"
+  TOPK_ROUNDS=1 timing tree_long --long
+fi

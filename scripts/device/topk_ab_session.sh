@@ -5,6 +5,8 @@
 # rebuild, topk_time.py again, and the tree's files put back. Each topk_time run times the bar
 # (mqa_logits plus one read of its logits) beside the paths, so the two runs compare by their ratios
 # to it as well as by time. Run as: bash scripts/device/topk_ab_session.sh; logs and JSON under $OUT.
+# First a smoke call of the fused path (scripts/device/topk_smoke.py) under a 2-minute limit: if it
+# fails or hangs, the base's copies of the sm90 epilogue files come in before the tests.
 # TOPK_ROUNDS (2): rounds of each topk_time run; TOPK_LONG=1: the tree's run adds --long.
 set -u
 t0=$SECONDS
@@ -13,6 +15,15 @@ stamp() { echo "[$((SECONDS - t0))s] $*"; }
 bash scripts/gpu_session.sh build > $OUT/build_step.txt 2>&1; stamp "build exit $?"; tail -3 $OUT/build_step.txt
 export LD_LIBRARY_PATH=/tmp/mqajit-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export MQAJIT_CACHE_DIR=/tmp/mqajit-cache MQAJIT_SYSTEM_DB=$(find "$PWD/build" -name system_tuning.db | head -1)
+EPILOGUE_FILES="codegen/families/sm90_mqa_logits/sm90_consumer.cuh codegen/families/sm90_mqa_logits/sm90_epilogue.cuh codegen/families/sm90_mqa_topk/sm90_topk_epilogue.cuh"
+PYTHONPATH=build/python timeout -k 5 120 python3 scripts/device/topk_smoke.py > $OUT/smoke.txt 2>&1
+smoke=$?; stamp "smoke exit $smoke"; tail -2 $OUT/smoke.txt
+if [ $smoke != 0 ] && [ -d .gpu-state/topk-base ]; then
+  for file in $EPILOGUE_FILES; do cp ".gpu-state/topk-base/$file" "$file"; done
+  cmake --build build --parallel 16 > $OUT/build_fallback.txt 2>&1; stamp "the base's epilogue in, rebuild exit $?"
+  PYTHONPATH=build/python timeout -k 5 120 python3 scripts/device/topk_smoke.py > $OUT/smoke_fallback.txt 2>&1
+  stamp "smoke with the base's epilogue exit $?"; tail -1 $OUT/smoke_fallback.txt
+fi
 timeout -k 10 120 ctest --test-dir build -L gpu -R "topk" --output-on-failure > $OUT/ctest_topk.txt 2>&1
 stamp "ctest topk exit $?"; grep -E "tests passed|FAILED|Failed" $OUT/ctest_topk.txt | head -20
 (cd python/tests && PYTHONPATH=../../build/python timeout -k 10 120 python3 -m pytest -q test_gpu_topk.py > $OUT/py_topk.txt 2>&1)

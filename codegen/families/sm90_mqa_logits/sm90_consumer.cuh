@@ -92,7 +92,7 @@ struct MathGroup {
     const int group_row = lane / 4;  // accumulator row inside the warp's 16
     const int quad_lane = lane % 4;  // which column pair of each 8-column block
     ThreadWeights<C> weights;
-    OwnedResults<C::kRows, kOutput> owned;
+    OwnedResults<C::kRows, kOutput, C::kMathGroups, C::kMTiles> owned;
     u32 q_descriptor = 0;  // low words (descriptor_low): the current q-block's tile
     const u32 kv_descriptor = descriptor_low<C::kHeadDim>(smem.kv_tiles);  // stage 0's
 
@@ -167,6 +167,7 @@ struct MathGroup {
             for (int k = 0; k < QuadReduction<C::kRows>::kHeld; ++k)
                 owned.store(p, k, base_col, sums[k] * (owned.half[k] ? scale[m][1] : scale[m][0]));
         }
+        owned.after_tile(p);
     }
 
     // Tiles first, first + W, ... of the unit; tile_counter counts tiles across units.
@@ -252,6 +253,7 @@ __device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLa
         } else {
             group.run_tiles(unit, tile_counter, first, acc_a);
         }
+        group.owned.finish(p);
         tile_counter += unit.tile_end - unit.tile_begin;
         __syncwarp();
         if (group.lane == 0) barrier_arrive(smem.q_empty + q_buffer);

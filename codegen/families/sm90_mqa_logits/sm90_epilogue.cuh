@@ -64,7 +64,9 @@ enum class Output { dense, general, candidates };
 // at S >= 1024 when every call took it (H200, 2026-12-02), hence a dense path without them. A third
 // instantiation (branch-free dense bf16) made the float32 r8_w2 rows 10-16% slower (one register
 // allocation over all paths): a faster bf16 wants its own kernel, not another path in this one.
-template <int kRows, Output kOutput>
+// kMathGroups and kMTiles size what an output that keeps per-warp state in shared memory holds
+// (Output::candidates: the warps of the block, and the results a tile gives each row).
+template <int kRows, Output kOutput, int kMathGroups = 1, int kMTiles = 1>
 struct OwnedResults {
     static constexpr bool kGeneralOutput = kOutput == Output::general;
     using R = QuadReduction<kRows>;
@@ -103,6 +105,10 @@ struct OwnedResults {
             }
         }
     }
+
+    // After a tile's results, and after the unit's last tile: nothing is held back here.
+    __device__ __forceinline__ void after_tile(const MqaLogitsParams&) const {}
+    __device__ __forceinline__ void finish(const MqaLogitsParams&) const {}
 
     // Stores result k for KV column base_col + 8 * half; value is already scaled.
     __device__ __forceinline__ void store(const MqaLogitsParams& p, int k, int base_col, float value) const {

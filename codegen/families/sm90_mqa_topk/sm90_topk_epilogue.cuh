@@ -6,31 +6,58 @@
 // the final select orders exactly. A threshold of -inf keeps the whole window: then key col takes
 // slot col - window start (the count was set to the window's size beforehand), with no atomic.
 //
-// Appends are counted per warp: the lanes holding one row's results at a store (the same for every
-// store of a unit, so the grouping is found once per unit) take consecutive slots, and one of them
-// reserves them with a single atomicAdd. NOTES: one atomicAdd per kept logit on the row's counter
-// made the twgmma kernel 2.1-4.3x its twin's time (H200, 2026-12-05: the atomics on a few hundred
-// addresses serialize in L2); the slots of a group are also adjacent, so its stores coalesce.
+// Otherwise each math warp stages its kept logits per row of its unit in shared memory, counted in
+// registers (every lane holding a row keeps the row's count, advanced by the same warp votes), and
+// after a tile that may leave a row too little room for the next, and at the unit's end, moves its
+// rows' stages to their buffers: one atomicAdd per row reserves the slots. NOTES (H200 and H100,
+// 2026-12-05): an atomicAdd per kept logit made the twgmma kernel 2.1-4.3x its twin's time; one per
+// warp and store (the lanes holding one row's results) 2.3x: the epilogue waited on each atomic's
+// reply. A stage whose counts lived in shared memory, with two warp barriers per store and its move
+// to the buffer inlined after every store, was slower still (5.6x at N = 8192).
 
 #include "sm90_epilogue.cuh"
 
 namespace mqa_sm90 {
 
-template <int kRows>
-struct OwnedResults<kRows, Output::candidates> {
+template <int kRows, int kMathGroups, int kMTiles>
+struct OwnedResults<kRows, Output::candidates, kMathGroups, kMTiles> {
     using R = QuadReduction<kRows>;
-    int row[R::kHeld];  // -1: nothing to keep (past seq_len, or a lane whose copy another lane keeps)
+    static constexpr unsigned kFullMask = 0xffffffffu;
+    static constexpr int kWarps = 4 * kMathGroups;
+    // A row's results in one tile: two quads' worth (16 lanes) per m64 slice. The stage holds two
+    // tiles' worth, so a stage with at most one tile's worth in it takes the next tile whole.
+    static constexpr int kMostPerTile = 16 * kMTiles;
+    static constexpr int kStage = 2 * kMostPerTile;
+    // Results k and k + 1 share a row when there are four rows or more: one count per pair.
+    static constexpr int kCounts = kRows >= 4 ? R::kHeld / 2 : 1;
+    __device__ __forceinline__ static constexpr int count_of(int k) { return kRows >= 4 ? k / 2 : 0; }
+
+    int row[R::kHeld];    // -1: nothing to keep (past seq_len, or a lane whose copy another lane keeps)
+    int local[R::kHeld];  // row - first_row
     int half[R::kHeld];
     int lower[R::kHeld];
     int upper[R::kHeld];
     float threshold[R::kHeld];
     unsigned same_row[R::kHeld];  // the lanes whose result k belongs to this lane's row
+    mutable int staged[kCounts];  // this lane's rows' staged logits (the same in every lane holding the row)
+    int first_row;
+    int2* stage;       // this warp's [kRows][kStage] (key, value bits)
+    int* row_counts;   // this warp's [kRows], for the move to the buffers
 
-    __device__ __forceinline__ void load(const MqaLogitsParams& p, int first_row, int quad_lane) {
+    __device__ __forceinline__ void load(const MqaLogitsParams& p, int unit_first_row, int quad_lane) {
+        __shared__ int2 stages[kWarps * kRows * kStage];
+        __shared__ int counts[kWarps * kRows];
+        const int warp = static_cast<int>(threadIdx.x / 32) - 4;  // warpgroup 0 produces
+        stage = stages + warp * kRows * kStage;
+        row_counts = counts + warp * kRows;
+        first_row = unit_first_row;
+#pragma unroll
+        for (int c = 0; c < kCounts; ++c) staged[c] = 0;
 #pragma unroll
         for (int k = 0; k < R::kHeld; ++k) {
             const int item = R::item(k, quad_lane);
             const int r = first_row + item / 2;
+            local[k] = item / 2;
             half[k] = item % 2;
             const bool valid = R::stores(quad_lane) && r < p.seq_len;
             row[k] = valid ? r : -1;
@@ -39,33 +66,78 @@ struct OwnedResults<kRows, Output::candidates> {
             lower[k] = begin < 0 ? 0 : begin;
             upper[k] = end > p.seq_len_kv ? p.seq_len_kv : end;
             threshold[k] = valid ? p.topk_thresholds[r] : 0.f;
-            same_row[k] = __match_any_sync(0xffffffffu, row[k]);
+            same_row[k] = __match_any_sync(kFullMask, row[k]);
         }
     }
 
-    // Every lane of the warp calls it (the slots are handed out by warp votes).
+    // Moves every staged row of this warp to its candidate buffer. Every lane of the warp calls it.
+    __device__ __forceinline__ void flush(const MqaLogitsParams& p) const {
+        const int lane = static_cast<int>(threadIdx.x % 32);
+        if (lane < kRows) row_counts[lane] = 0;
+        __syncwarp();
+        if (lane < 4) {  // group row 0 of each quad lane: between them, every row a lane holds
+#pragma unroll
+            for (int k = 0; k < R::kHeld; ++k)
+                if (row[k] >= 0) row_counts[local[k]] = staged[count_of(k)];
+        }
+        __syncwarp();  // the counts and every lane's stage entries are visible to the warp
+        const int count = lane < kRows ? row_counts[lane] : 0;
+        int first_slot = 0;
+        if (count > 0) first_slot = atomicAdd(p.topk_counts + first_row + lane, count);
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+            const int row_count = __shfl_sync(kFullMask, count, r);
+            const int row_first = __shfl_sync(kFullMask, first_slot, r);
+            const long long row_base = static_cast<long long>(first_row + r) * p.topk_capacity;
+            for (int i = lane; i < row_count; i += 32) {
+                const int slot = row_first + i;
+                if (slot < p.topk_capacity) {
+                    const int2 entry = stage[r * kStage + i];
+                    p.topk_keys[row_base + slot] = entry.x;
+                    p.topk_values[row_base + slot] = __int_as_float(entry.y);
+                }
+            }
+        }
+#pragma unroll
+        for (int c = 0; c < kCounts; ++c) staged[c] = 0;
+        __syncwarp();  // the stage is read before the next tile's entries overwrite it
+    }
+
+    // After a tile: moves the stages on when a row may not hold the next tile's results.
+    __device__ __forceinline__ void after_tile(const MqaLogitsParams& p) const {
+        bool full = false;
+#pragma unroll
+        for (int c = 0; c < kCounts; ++c) full = full || staged[c] > kStage - kMostPerTile;
+        if (__any_sync(kFullMask, full)) flush(p);
+    }
+
+    __device__ __forceinline__ void finish(const MqaLogitsParams& p) const {
+        bool any = false;
+#pragma unroll
+        for (int c = 0; c < kCounts; ++c) any = any || staged[c] > 0;
+        if (__any_sync(kFullMask, any)) flush(p);
+    }
+
+    // Every lane of the warp calls it (the stage's slots are handed out by warp votes).
     __device__ __forceinline__ void store(const MqaLogitsParams& p, int k, int base_col, float value) const {
         const int col = base_col + 8 * half[k];
         const bool keep = row[k] >= 0 && col >= lower[k] && col < upper[k] && !(value < threshold[k]);
         const bool whole_window = threshold[k] == -__int_as_float(0x7f800000);
-        const bool append = keep && !whole_window;
-        const unsigned appending = __ballot_sync(0xffffffffu, append);
-        int slot = keep ? col - lower[k] : 0;
-        if (appending != 0u) {
-            const unsigned lane = threadIdx.x % 32;
-            const unsigned group = appending & same_row[k];
-            const int leader = group != 0u ? __ffs(group) - 1 : static_cast<int>(lane);
-            int first_slot = 0;
-            if (append && static_cast<int>(lane) == leader)
-                first_slot = atomicAdd(p.topk_counts + row[k], __popc(group));
-            first_slot = __shfl_sync(0xffffffffu, first_slot, leader);
-            if (append) slot = first_slot + __popc(group & ((1u << lane) - 1u));
-        }
-        if (keep && slot < p.topk_capacity) {
-            const long long at = static_cast<long long>(row[k]) * p.topk_capacity + slot;
+        if (keep && whole_window) {
+            const long long at = static_cast<long long>(row[k]) * p.topk_capacity + (col - lower[k]);
             p.topk_keys[at] = col;
             p.topk_values[at] = value;
         }
+        const bool append = keep && !whole_window;
+        const unsigned appending = __ballot_sync(kFullMask, append);
+        if (appending == 0u) return;
+        const unsigned lane = threadIdx.x % 32;
+        const unsigned group = appending & same_row[k];
+        if (append) {
+            stage[local[k] * kStage + staged[count_of(k)] + __popc(group & ((1u << lane) - 1u))] =
+                make_int2(col, __float_as_int(value));
+        }
+        staged[count_of(k)] += __popc(group);
     }
 };
 

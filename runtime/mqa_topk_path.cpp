@@ -17,11 +17,11 @@ namespace {
 
 // NOTES: where the fused path is expected to win: windows long against its candidate buffer, so
 // that the threshold rejects most logits and the per-row work around the twgmma kernel is spread
-// over many keys. Measured on the H200 (2026-12-05, python/benchmarks/topk_time.py --long, k = 2048,
-// 5120 slots): the unfused path is faster at every N <= 262144 (S = 1024, 4096; H = 32, 64), the
-// fused one at N = 1048576 (0.74-0.87x its time). The crossover, not measured between, is taken at 100 x
-// the slots (512000 keys at k = 2048).
-constexpr std::int64_t kFusedFromSlotsTimes = 100;
+// over many keys. Measured with python/benchmarks/topk_time.py --long (k = 2048, 5120 slots; S =
+// 1024, 4096; H = 32, 64) on an H100 (2026-12-05, the staged twgmma epilogue): the fused path takes
+// 1.00-1.12x the unfused path's time at N = 131072, 0.93-0.98x at 262144 and 0.67-0.79x at
+// 1048576. The crossover is taken between: 40 x the slots (204800 keys at k = 2048).
+constexpr std::int64_t kFusedFromSlotsTimes = 40;
 
 bool fused_expected_faster(const TopkPathQuery& query, const FusedTopkLayout& layout) {
     return query.seq_len_kv >= kFusedFromSlotsTimes * layout.capacity;

@@ -4,15 +4,25 @@
 # the tree (.gpu-state/topk-base mirrors the repo's paths; carry it with .gpu-deps), an incremental
 # rebuild, topk_time.py again, and the tree's files put back. Each topk_time run times the bar
 # (mqa_logits plus one read of its logits) beside the paths, so the two runs compare by their ratios
-# to it as well as by time. Run as: bash scripts/device/topk_ab_session.sh; logs and JSON under $OUT.
+# to it as well as by time. Run as: bash scripts/device/topk_ab_session.sh | tee $OUT/session.txt;
+# the logs and JSON come back as $OUT/topk_ab.tgz (a device call returns at most 8 files).
 # First a smoke call of the fused path (scripts/device/topk_smoke.py) under a 2-minute limit: if it
 # fails or hangs, the base's copies of the sm90 epilogue files come in before the tests.
 # TOPK_ROUNDS (2): rounds of each topk_time run; TOPK_LONG=1: the tree's run adds --long.
 set -u
 t0=$SECONDS
 left() { echo $((570 - SECONDS + t0)); }
-stamp() { echo "[$((SECONDS - t0))s] $*"; }
-bash scripts/gpu_session.sh build > $OUT/build_step.txt 2>&1; stamp "build exit $?"; tail -3 $OUT/build_step.txt
+final=$OUT
+OUT=/tmp/topk-ab-logs
+mkdir -p $OUT
+stamp() {
+  echo "[$((SECONDS - t0))s] $*"
+  tar czf $final/topk_ab.tgz -C $OUT .
+}
+# NOTES: a warm machine's second call gets the tree copied with its own file times, older than the
+# build there: without this, ninja rebuilds nothing and the old kernels run (2026-12-05).
+[ -f build/build.ninja ] && find codegen runtime core include python tools -type f -exec touch {} +
+OUT=$OUT bash scripts/gpu_session.sh build > $OUT/build_step.txt 2>&1; stamp "build exit $?"; tail -3 $OUT/build_step.txt
 export LD_LIBRARY_PATH=/tmp/mqajit-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export MQAJIT_CACHE_DIR=/tmp/mqajit-cache MQAJIT_SYSTEM_DB=$(find "$PWD/build" -name system_tuning.db | head -1)
 EPILOGUE_FILES="codegen/families/sm90_mqa_logits/sm90_consumer.cuh codegen/families/sm90_mqa_logits/sm90_epilogue.cuh codegen/families/sm90_mqa_topk/sm90_topk_epilogue.cuh"

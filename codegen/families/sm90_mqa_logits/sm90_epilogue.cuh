@@ -10,7 +10,6 @@
 // of a full butterfly per value) and every lane stores without divergence.
 
 #include "mqa_logits_output.cuh"
-#include "sm90_primitives.cuh"
 
 namespace mqa_sm90 {
 

@@ -103,20 +103,17 @@ struct OwnedResults<kRows, Output::candidates, kMathGroups, kMTiles> {
         __syncwarp();  // the stage is read before the next tile's entries overwrite it
     }
 
-    // After a tile: moves the stages on when a row may not hold the next tile's results.
-    __device__ __forceinline__ void after_tile(const MqaLogitsParams& p) const {
-        bool full = false;
+    // Moves the stages on when some lane of the warp holds a row with more than `most` staged.
+    __device__ __forceinline__ void flush_past(const MqaLogitsParams& p, int most) const {
+        bool past = false;
 #pragma unroll
-        for (int c = 0; c < kCounts; ++c) full = full || staged[c] > kStage - kMostPerTile;
-        if (__any_sync(kFullMask, full)) flush(p);
+        for (int c = 0; c < kCounts; ++c) past = past || staged[c] > most;
+        if (__any_sync(kFullMask, past)) flush(p);
     }
 
-    __device__ __forceinline__ void finish(const MqaLogitsParams& p) const {
-        bool any = false;
-#pragma unroll
-        for (int c = 0; c < kCounts; ++c) any = any || staged[c] > 0;
-        if (__any_sync(kFullMask, any)) flush(p);
-    }
+    // After a tile: when a row may not hold the next tile's results. At the unit's end: all.
+    __device__ __forceinline__ void after_tile(const MqaLogitsParams& p) const { flush_past(p, kStage - kMostPerTile); }
+    __device__ __forceinline__ void finish(const MqaLogitsParams& p) const { flush_past(p, 0); }
 
     // Every lane of the warp calls it (the stage's slots are handed out by warp votes).
     __device__ __forceinline__ void store(const MqaLogitsParams& p, int k, int base_col, float value) const {

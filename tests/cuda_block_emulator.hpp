@@ -24,9 +24,15 @@
 struct EmulatedDim3 {
     unsigned x = 0, y = 0, z = 0;
 };
+// Shared memory: one static per declaration (the emulator runs one block at a time).
+#define __shared__ static
 struct uint4 {
     unsigned x, y, z, w;
 };
+struct int2 {
+    int x, y;
+};
+inline int2 make_int2(int x, int y) { return int2{x, y}; }
 
 inline thread_local EmulatedDim3 threadIdx;
 inline EmulatedDim3 blockIdx, blockDim{1, 1, 1}, gridDim{1, 1, 1};
@@ -80,40 +86,62 @@ inline int __syncthreads_or(bool predicate) {
     return block.flag;
 }
 
-template <class T>
-T __shfl_up_sync(unsigned, T value, int delta) {
-    cuda_emulator::Block& block = *cuda_emulator::current_block();
-    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+namespace cuda_emulator {
+
+// Every lane of the calling warp publishes `value`; then read(lanes), lanes being the warp's 32
+// published values, between two barriers of the warp. What warp votes and shuffles are made of.
+template <class Read>
+auto exchange_in_warp(long long value, const Read& read) {
+    Block& block = *current_block();
+    const unsigned warp = threadIdx.x / 32;
     std::barrier<>& warp_barrier = *block.warp_barriers[warp];
-    block.warp_slots[threadIdx.x] = static_cast<long long>(value);
+    block.warp_slots[threadIdx.x] = value;
     warp_barrier.arrive_and_wait();
-    const T result = lane >= static_cast<unsigned>(delta) ? static_cast<T>(block.warp_slots[threadIdx.x - delta]) : value;
+    const auto result = read(block.warp_slots.data() + warp * 32);
     warp_barrier.arrive_and_wait();
     return result;
 }
 
-inline unsigned __ballot_sync(unsigned, bool predicate) {
-    cuda_emulator::Block& block = *cuda_emulator::current_block();
-    const unsigned warp = threadIdx.x / 32;
-    std::barrier<>& warp_barrier = *block.warp_barriers[warp];
-    block.warp_slots[threadIdx.x] = predicate ? 1 : 0;
-    warp_barrier.arrive_and_wait();
-    unsigned mask = 0;
-    for (unsigned lane = 0; lane < 32; ++lane) mask |= block.warp_slots[warp * 32 + lane] != 0 ? 1u << lane : 0u;
-    warp_barrier.arrive_and_wait();
-    return mask;
+}  // namespace cuda_emulator
+
+inline void __syncwarp() { cuda_emulator::current_block()->warp_barriers[threadIdx.x / 32]->arrive_and_wait(); }
+
+template <class T>
+T __shfl_up_sync(unsigned, T value, int delta) {
+    const unsigned lane = threadIdx.x % 32;
+    return cuda_emulator::exchange_in_warp(static_cast<long long>(value), [&](const long long* lanes) {
+        return lane >= static_cast<unsigned>(delta) ? static_cast<T>(lanes[lane - delta]) : value;
+    });
 }
 
 template <class T>
 T __shfl_sync(unsigned, T value, int source_lane) {
-    cuda_emulator::Block& block = *cuda_emulator::current_block();
-    const unsigned warp = threadIdx.x / 32;
-    std::barrier<>& warp_barrier = *block.warp_barriers[warp];
-    block.warp_slots[threadIdx.x] = static_cast<long long>(value);
-    warp_barrier.arrive_and_wait();
-    const T result = static_cast<T>(block.warp_slots[warp * 32 + static_cast<unsigned>(source_lane % 32)]);
-    warp_barrier.arrive_and_wait();
-    return result;
+    return cuda_emulator::exchange_in_warp(static_cast<long long>(value), [&](const long long* lanes) {
+        return static_cast<T>(lanes[static_cast<unsigned>(source_lane % 32)]);
+    });
+}
+
+template <class T>
+T __shfl_xor_sync(unsigned mask, T value, int lane_mask) {
+    return __shfl_sync(mask, value, static_cast<int>(threadIdx.x % 32) ^ lane_mask);
+}
+
+inline unsigned __ballot_sync(unsigned, bool predicate) {
+    return cuda_emulator::exchange_in_warp(predicate ? 1 : 0, [](const long long* lanes) {
+        unsigned mask = 0;
+        for (unsigned lane = 0; lane < 32; ++lane) mask |= lanes[lane] != 0 ? 1u << lane : 0u;
+        return mask;
+    });
+}
+
+inline int __any_sync(unsigned mask, bool predicate) { return __ballot_sync(mask, predicate) != 0u ? 1 : 0; }
+
+inline unsigned __match_any_sync(unsigned, int value) {
+    return cuda_emulator::exchange_in_warp(value, [value](const long long* lanes) {
+        unsigned mask = 0;
+        for (unsigned lane = 0; lane < 32; ++lane) mask |= lanes[lane] == value ? 1u << lane : 0u;
+        return mask;
+    });
 }
 
 inline int __ffs(unsigned value) { return value == 0 ? 0 : std::countr_zero(value) + 1; }
@@ -126,6 +154,7 @@ inline int __popc(unsigned value) { return std::popcount(value); }
 inline float __int_as_float(int bits) { return std::bit_cast<float>(bits); }
 inline float __int_as_float(unsigned bits) { return std::bit_cast<float>(bits); }
 inline float __uint_as_float(unsigned bits) { return std::bit_cast<float>(bits); }
+inline int __float_as_int(float value) { return std::bit_cast<int>(value); }
 inline unsigned __float_as_uint(float value) { return std::bit_cast<unsigned>(value); }
 inline int min(int a, int b) { return std::min(a, b); }
 inline int max(int a, int b) { return std::max(a, b); }

@@ -7,39 +7,6 @@
 
 #include "tests/cuda_block_emulator.hpp"
 
-#include <cstdint>
-#include <map>
-
-// What the sm90 templates use beyond the emulator's CUDA: shared memory is one static per template
-// instance (one block at a time), and warp votes and barriers go through the emulated warp.
-#define __shared__ static
-struct int2 {
-    int x, y;
-};
-inline int2 make_int2(int x, int y) { return int2{x, y}; }
-inline int __float_as_int(float value) { return std::bit_cast<int>(value); }
-inline unsigned long long __cvta_generic_to_shared(const void*) { return 0; }
-inline void __syncwarp() {
-    cuda_emulator::Block& block = *cuda_emulator::current_block();
-    block.warp_barriers[threadIdx.x / 32]->arrive_and_wait();
-}
-inline unsigned __match_any_sync(unsigned, int value) {
-    cuda_emulator::Block& block = *cuda_emulator::current_block();
-    const unsigned warp = threadIdx.x / 32;
-    std::barrier<>& warp_barrier = *block.warp_barriers[warp];
-    block.warp_slots[threadIdx.x] = value;
-    warp_barrier.arrive_and_wait();
-    unsigned mask = 0;
-    for (unsigned lane = 0; lane < 32; ++lane) mask |= block.warp_slots[warp * 32 + lane] == value ? 1u << lane : 0u;
-    warp_barrier.arrive_and_wait();
-    return mask;
-}
-inline int __any_sync(unsigned mask, bool predicate) { return __ballot_sync(mask, predicate) != 0u ? 1 : 0; }
-template <class T>
-T __shfl_xor_sync(unsigned mask, T value, int lane_mask) {
-    return __shfl_sync(mask, value, static_cast<int>(threadIdx.x % 32) ^ lane_mask);
-}
-
 // clang-format off
 #include "sm90_topk_epilogue.cuh"
 // clang-format on
@@ -47,6 +14,7 @@ T __shfl_xor_sync(unsigned mask, T value, int lane_mask) {
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <random>
 #include <tuple>

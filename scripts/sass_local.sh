@@ -22,6 +22,7 @@ mkdir -p "$out"
 build/tools/mqajit codegen "$variant" --arch sm_90a --heads "$heads" --head-dim "$head_dim" > "$out/k.cu"
 includes=(-Icodegen/templates -Icodegen/families/sm90_mqa_logits)
 [[ $variant == pwgmma* ]] && includes+=(-Icodegen/families/sm90_paged_mqa_logits)
+[[ $variant == twgmma* ]] && includes+=(-Icodegen/families/sm90_mqa_topk)
 "$nvcc" -std=c++17 -DNDEBUG -arch=sm_90a -cubin "${includes[@]}" "$out/k.cu" -o "$out/k.cubin"
 python3 - "$out/k.cubin" "$out/k.old-header.cubin" <<'PY'
 import struct, sys

@@ -19,26 +19,44 @@
 
 namespace mqa_sm90 {
 
+// `if (keep) *at = entry;` as one predicated shared store: written as a branch, ptxas moves the
+// slot's arithmetic under it and makes a divergent region of every store.
+__device__ __forceinline__ void store_shared_if(bool keep, int2* at, int2 entry) {
+#if defined(__CUDA_ARCH__)
+    asm volatile(
+        "{\n .reg .pred keep;\n setp.ne.b32 keep, %0, 0;\n @keep st.shared.v2.b32 [%1], {%2, %3};\n}"
+        ::"r"(static_cast<int>(keep)), "r"(static_cast<unsigned>(__cvta_generic_to_shared(at))), "r"(entry.x),
+        "r"(entry.y)
+        : "memory");
+#else
+    if (keep) *at = entry;
+#endif
+}
+
 template <int kRows, int kMathGroups, int kMTiles>
 struct OwnedResults<kRows, Output::candidates, kMathGroups, kMTiles> {
     using R = QuadReduction<kRows>;
     static constexpr unsigned kFullMask = 0xffffffffu;
     static constexpr int kWarps = 4 * kMathGroups;
-    // A row's results in one tile: two quads' worth (16 lanes) per m64 slice. The stage holds two
-    // tiles' worth, so a stage with at most one tile's worth in it takes the next tile whole.
+    // A row's results in one tile: two quads' worth (16 lanes) per m64 slice. The stage holds four
+    // tiles' worth (8-32 KiB a block), so a stage with at most three in it takes the next tile
+    // whole, and at the ~10% of logits a threshold keeps, a warp moves its stages every ~20 tiles.
     static constexpr int kMostPerTile = 16 * kMTiles;
-    static constexpr int kStage = 2 * kMostPerTile;
+    static constexpr int kStage = 4 * kMostPerTile;
     // Results k and k + 1 share a row when there are four rows or more: one count per pair.
     static constexpr int kCounts = kRows >= 4 ? R::kHeld / 2 : 1;
     __device__ __forceinline__ static constexpr int count_of(int k) { return kRows >= 4 ? k / 2 : 0; }
 
-    int row[R::kHeld];    // -1: nothing to keep (past seq_len, or a lane whose copy another lane keeps)
-    int local[R::kHeld];  // row - first_row
-    int half[R::kHeld];
+    // Row k's window, clamped; empty for a result this lane does not keep (past seq_len, or a
+    // lane whose copy another lane keeps), so the window test alone says whether to keep.
     int lower[R::kHeld];
     int upper[R::kHeld];
+    int half[R::kHeld];
     float threshold[R::kHeld];
     unsigned same_row[R::kHeld];  // the lanes whose result k belongs to this lane's row
+    int stage_row[R::kHeld];      // result k's row's first entry in this warp's stage
+    unsigned held_rows;           // bit k: result k belongs to a row this lane may count
+    unsigned lanes_below;         // the lanes of the warp below this one
     mutable int staged[kCounts];  // this lane's rows' staged logits (the same in every lane holding the row)
     int first_row;
     int2* stage;       // this warp's [kRows][kStage] (key, value bits)
@@ -47,30 +65,36 @@ struct OwnedResults<kRows, Output::candidates, kMathGroups, kMTiles> {
     __device__ __forceinline__ void load(const MqaLogitsParams& p, int unit_first_row, int quad_lane) {
         __shared__ int2 stages[kWarps * kRows * kStage];
         __shared__ int counts[kWarps * kRows];
+        const int lane = static_cast<int>(threadIdx.x % 32);
         const int warp = static_cast<int>(threadIdx.x / 32) - 4;  // warpgroup 0 produces
         stage = stages + warp * kRows * kStage;
         row_counts = counts + warp * kRows;
         first_row = unit_first_row;
+        lanes_below = (1u << lane) - 1u;
+        held_rows = 0;
 #pragma unroll
         for (int c = 0; c < kCounts; ++c) staged[c] = 0;
 #pragma unroll
         for (int k = 0; k < R::kHeld; ++k) {
             const int item = R::item(k, quad_lane);
             const int r = first_row + item / 2;
-            local[k] = item / 2;
             half[k] = item % 2;
+            stage_row[k] = item / 2 * kStage;
             const bool valid = R::stores(quad_lane) && r < p.seq_len;
-            row[k] = valid ? r : -1;
+            if (valid) held_rows |= 1u << k;
             const int begin = valid ? p.cu_starts[r] : 0;
             const int end = valid ? p.cu_ends[r] : 0;
             lower[k] = begin < 0 ? 0 : begin;
             upper[k] = end > p.seq_len_kv ? p.seq_len_kv : end;
             threshold[k] = valid ? p.topk_thresholds[r] : 0.f;
-            same_row[k] = __match_any_sync(kFullMask, row[k]);
+            same_row[k] = __match_any_sync(kFullMask, valid ? r : -1);
         }
     }
 
     // Moves every staged row of this warp to its candidate buffer. Every lane of the warp calls it.
+    // A row whose threshold is -inf keeps its whole window in place (key col at slot col - window
+    // start; its count was set to the window's size beforehand); the others reserve their slots
+    // with one atomicAdd.
     __device__ __forceinline__ void flush(const MqaLogitsParams& p) const {
         const int lane = static_cast<int>(threadIdx.x % 32);
         if (lane < kRows) row_counts[lane] = 0;
@@ -78,21 +102,32 @@ struct OwnedResults<kRows, Output::candidates, kMathGroups, kMTiles> {
         if (lane < 4) {  // group row 0 of each quad lane: between them, every row a lane holds
 #pragma unroll
             for (int k = 0; k < R::kHeld; ++k)
-                if (row[k] >= 0) row_counts[local[k]] = staged[count_of(k)];
+                if (held_rows & (1u << k)) row_counts[stage_row[k] / kStage] = staged[count_of(k)];
         }
         __syncwarp();  // the counts and every lane's stage entries are visible to the warp
         const int count = lane < kRows ? row_counts[lane] : 0;
-        int first_slot = 0;
-        if (count > 0) first_slot = atomicAdd(p.topk_counts + first_row + lane, count);
+        int first_slot = 0;  // in place: minus the window's start
+        bool in_place = false;
+        if (count > 0) {
+            const int row = first_row + lane;
+            in_place = p.topk_thresholds[row] == -__int_as_float(0x7f800000);
+            if (in_place) {
+                first_slot = -max(p.cu_starts[row], 0);
+            } else {
+                first_slot = atomicAdd(p.topk_counts + row, count);
+            }
+        }
+        const unsigned in_place_rows = __ballot_sync(kFullMask, in_place);
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
             const int row_count = __shfl_sync(kFullMask, count, r);
             const int row_first = __shfl_sync(kFullMask, first_slot, r);
+            const bool row_in_place = (in_place_rows >> r) & 1u;
             const long long row_base = static_cast<long long>(first_row + r) * p.topk_capacity;
             for (int i = lane; i < row_count; i += 32) {
-                const int slot = row_first + i;
+                const int2 entry = stage[r * kStage + i];
+                const int slot = row_first + (row_in_place ? entry.x : i);
                 if (slot < p.topk_capacity) {
-                    const int2 entry = stage[r * kStage + i];
                     p.topk_keys[row_base + slot] = entry.x;
                     p.topk_values[row_base + slot] = __int_as_float(entry.y);
                 }
@@ -115,26 +150,19 @@ struct OwnedResults<kRows, Output::candidates, kMathGroups, kMTiles> {
     __device__ __forceinline__ void after_tile(const MqaLogitsParams& p) const { flush_past(p, kStage - kMostPerTile); }
     __device__ __forceinline__ void finish(const MqaLogitsParams& p) const { flush_past(p, 0); }
 
-    // Every lane of the warp calls it (the stage's slots are handed out by warp votes).
-    __device__ __forceinline__ void store(const MqaLogitsParams& p, int k, int base_col, float value) const {
+    // Every lane of the warp calls it (the stage's slots are handed out by a warp vote). No branch:
+    // only the store is predicated, so ptxas can interleave consecutive results' votes.
+    // NOTES (2026-12-05): with an early return when no lane kept a logit and the in-place rows'
+    // global stores here, nvcc 13.0 made each result a chain of three divergent regions (about 35
+    // instructions and 100 static stall cycles; the wgmma twin's whole store is 4 instructions).
+    __device__ __forceinline__ void store(const MqaLogitsParams&, int k, int base_col, float value) const {
         const int col = base_col + 8 * half[k];
-        const bool keep = row[k] >= 0 && col >= lower[k] && col < upper[k] && !(value < threshold[k]);
-        const bool whole_window = threshold[k] == -__int_as_float(0x7f800000);
-        if (keep && whole_window) {
-            const long long at = static_cast<long long>(row[k]) * p.topk_capacity + (col - lower[k]);
-            p.topk_keys[at] = col;
-            p.topk_values[at] = value;
-        }
-        const bool append = keep && !whole_window;
-        const unsigned appending = __ballot_sync(kFullMask, append);
-        if (appending == 0u) return;
-        const unsigned lane = threadIdx.x % 32;
-        const unsigned group = appending & same_row[k];
-        if (append) {
-            stage[local[k] * kStage + staged[count_of(k)] + __popc(group & ((1u << lane) - 1u))] =
-                make_int2(col, __float_as_int(value));
-        }
-        staged[count_of(k)] += __popc(group);
+        const bool keep = col >= lower[k] && col < upper[k] && !(value < threshold[k]);
+        const unsigned kept = __ballot_sync(kFullMask, keep) & same_row[k];
+        int& count = staged[count_of(k)];
+        const int at = stage_row[k] + count + __popc(kept & lanes_below);
+        store_shared_if(keep, stage + at, make_int2(col, __float_as_int(value)));
+        count += __popc(kept);
     }
 };
 

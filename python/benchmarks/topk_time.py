@@ -10,7 +10,7 @@ triton.testing.do_bench (L2 flushed before every run, median), interleaved over 
   unfused      mqajit.mqa_topk (k=2048, path="unfused")
   fused_sorted mqajit.mqa_topk (k=2048, path="fused", sorted=True), keys by logit
   torch_topk   mqa_logits plus torch.topk(k=2048), for reference
---long adds S = 1024 and 4096 over N = 131072, 262144 and 1048576: mqa_topk's time and peak memory
+--long adds S = 1024 and 4096 over N = 65536, 131072, 262144 and 1048576: mqa_topk's time and peak memory
 (torch.cuda.max_memory_allocated over the inputs) with its default 512 MiB workspace, both paths.
 --profile adds, per shape, the fused path's time per kernel (torch.profiler over 5 calls).
 """
@@ -80,7 +80,7 @@ def profile_fused(seq_len, num_kv, heads, k, calls=5):
 def long_context(heads, k):
     rows = []
     for seq_len in (1024, 4096):
-        for num_kv in (131072, 262144, 1048576):
+        for num_kv in (65536, 131072, 262144, 1048576):
             torch.cuda.empty_cache()
             args = problem(seq_len, num_kv, heads)
             indices = torch.empty(seq_len, k, dtype=torch.int32, device="cuda")

@@ -14,6 +14,9 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include "codegen/families/sm90_mqa_topk/family.hpp"
+#include "variants/variant.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <random>
@@ -70,13 +73,21 @@ void check_epilogue(std::mt19937_64& rng, int tiles, float keep_share) {
     std::vector<float> logits(starts.size() * static_cast<std::size_t>(seq_len_kv));
     for (float& v : logits) v = uniform(rng);
 
+    // The host sizes the stage for the launch (the kernel traps on less): the same bytes.
+    mqajit::Variant variant = mqajit::Variant::parse("twgmma64x128x32_bkv64_r4_w2_lds4");
+    variant.rows = kRows;
+    variant.warps = kMathGroups;
+    variant.bkv = kBlockKv;
+    CHECK(mqajit::sm90_topk_stage_bytes(variant) == Owned::kSharedBytes);
+    std::vector<std::int64_t> shared((Owned::kSharedBytes + 7) / 8, -1);  // poisoned
+
     // The epilogue of math warp 0 (threads 128-159; warpgroup 0 produces).
     cuda_emulator::run_block(160, [&] {
         if (threadIdx.x < 128) return;
         const int lane = static_cast<int>(threadIdx.x % 32);
         const int group_row = lane / 4, quad_lane = lane % 4;
         Owned owned;
-        owned.load(p, first_row, quad_lane);
+        owned.load(p, first_row, quad_lane, reinterpret_cast<unsigned char*>(shared.data()));
         for (int tile = 0; tile < tiles; ++tile) {
             for (int m = 0; m < kMTiles; ++m) {
                 const int base_col = tile * kBlockKv + m * 64 + group_row;  // warp 0 of its warpgroup

@@ -240,7 +240,7 @@ __device__ __forceinline__ void consume(const MqaLogitsParams& p, const SharedLa
         if (unit.tile_end == unit.tile_begin) continue;
 
         group.weights.load(p, unit, group.quad_lane, smem.weights, math_group);
-        group.owned.load(p, unit.first_row, group.quad_lane);
+        group.owned.load(p, unit.first_row, group.quad_lane, smem.output);
         const u32 q_buffer = q_counter % C::kQBuffers;
         barrier_wait(smem.q_full + q_buffer, (q_counter / C::kQBuffers) & 1);
         group.q_descriptor = descriptor_low<C::kHeadDim>(smem.q_tiles + q_buffer * C::kQBufferBytes);

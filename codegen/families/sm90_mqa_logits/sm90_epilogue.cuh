@@ -69,12 +69,13 @@ template <int kRows, Output kOutput, int kMathGroups = 1, int kMTiles = 1>
 struct OwnedResults {
     static constexpr bool kGeneralOutput = kOutput == Output::general;
     using R = QuadReduction<kRows>;
+    static constexpr unsigned kSharedBytes = 0;  // shared memory it needs beyond the kernel's own
     char* row_base[R::kHeld];  // the row's key column 0 (mqa_output::LogitsRow::base); null past seq_len
     int half[R::kHeld];        // 0: KV column col, 1: col + 8
     int lower[R::kHeld];
     int upper[R::kHeld];
 
-    __device__ __forceinline__ void load(const MqaLogitsParams& p, int first_row, int quad_lane) {
+    __device__ __forceinline__ void load(const MqaLogitsParams& p, int first_row, int quad_lane, unsigned char*) {
 #pragma unroll
         for (int k = 0; k < R::kHeld; ++k) {
             const int item = R::item(k, quad_lane);

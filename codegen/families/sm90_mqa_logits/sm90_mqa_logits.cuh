@@ -133,6 +133,7 @@ struct SharedLayout {
     u64* q_full;
     u64* q_empty;
     float* weights;  // [math group][kN], when C::kWeightsInShared
+    unsigned char* output;  // past kSharedBytes: what the output keeps there (OwnedResults::kSharedBytes)
 };
 
 template <class C>
@@ -148,6 +149,7 @@ __device__ __forceinline__ SharedLayout carve_shared(unsigned char* raw) {
     layout.q_full = barriers + 2 * C::kStages;
     layout.q_empty = barriers + 2 * C::kStages + C::kQBuffers;
     layout.weights = reinterpret_cast<float*>(barriers + 2 * C::kStages + 2 * C::kQBuffers);
+    layout.output = raw + C::kSharedBytes;
     return layout;
 }
 
@@ -197,7 +199,11 @@ __device__ __forceinline__ u32 dynamic_shared_bytes() {
 template <class C, bool kCandidates = false>
 __device__ __forceinline__ void sm90_mqa_logits_body(const MqaLogitsParams& p) {
     extern __shared__ __align__(1024) unsigned char raw_shared[];
-    if (dynamic_shared_bytes() < C::kSharedBytes || p.heads != C::kHeads || p.head_dim != C::kHeadDim) __trap();
+    constexpr u32 kOutputBytes =
+        OwnedResults<C::kRows, kCandidates ? Output::candidates : Output::dense, C::kMathGroups, C::kMTiles>::kSharedBytes;
+    if (dynamic_shared_bytes() < C::kSharedBytes + kOutputBytes || p.heads != C::kHeads || p.head_dim != C::kHeadDim) {
+        __trap();
+    }
     const SharedLayout smem = carve_shared<C>(raw_shared);
     if (threadIdx.x == 0) {
         for (int s = 0; s < C::kStages; ++s) {

@@ -25,12 +25,15 @@ public:
     }
 
     std::size_t shared_bytes(const Variant& v, int heads, int head_dim) const override {
-        return twin().shared_bytes(logits_twin(v), heads, head_dim);
+        return twin().shared_bytes(logits_twin(v), heads, head_dim) + static_cast<std::size_t>(sm90_topk_stage_bytes(v));
     }
 
     LaunchPlan plan(const Variant& v, const ProblemShape& shape, const DeviceLimits& limits,
                     const MqaLogitsParams& params) const override {
-        return twin().plan(logits_twin(v), shape, limits, params);
+        LaunchPlan plan = twin().plan(logits_twin(v), shape, limits, params);
+        plan.config.dynamic_shared_bytes = shared_bytes(v, shape.heads, shape.head_dim);
+        check_shared_bytes(v, plan.config.dynamic_shared_bytes, limits, "shared memory", "lower lds or bkv");
+        return plan;
     }
 
     Variant logits_twin(const Variant& v) const override { return with_op(v, MatrixOp::wgmma); }
@@ -45,6 +48,12 @@ private:
 };
 
 }  // namespace
+
+std::int64_t sm90_topk_stage_bytes(const Variant& variant) {
+    const std::int64_t warps = 4 * std::int64_t{variant.warps};
+    const std::int64_t entries = kSm90TopkStageTiles * 16 * std::int64_t{variant.bkv / 64};
+    return warps * variant.rows * (entries * 8 + 4);
+}
 
 const MqaTopkFamily& sm90_mqa_topk_family() {
     static const Sm90MqaTopkFamily family;

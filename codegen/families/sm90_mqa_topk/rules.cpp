@@ -1,12 +1,15 @@
 // The sm90_mqa_topk family's rules: those of its wgmma twin (the kernel is the same but for the
-// epilogue, which needs no more registers or shared memory than the logits store).
+// epilogue), and room for the epilogue's stage in shared memory past the twin's.
 //   twgmma64x<N>x32_bkv<B>_r<R>_w<W>_lds<S>
 
 #include "codegen/families/sm90_mqa_logits/family.hpp"
+#include "codegen/families/sm90_mqa_logits/resources.hpp"
 #include "codegen/families/sm90_mqa_topk/family.hpp"
 
 namespace mqajit::variant_rules {
 namespace {
+
+constexpr std::int64_t kMaxSharedMemoryBytes = 227 * 1024;  // per block on sm_90a
 
 class TopkWgmmaRules final : public FamilyRules {
 public:
@@ -22,7 +25,14 @@ public:
         if (v.op != MatrixOp::twgmma) {
             return unsupported("mqa_topk's fused kernel runs twgmma variants; {} is another operator's", v.name());
         }
-        return twin().check(arch, heads, head_dim, with_op(v, MatrixOp::wgmma));
+        const Support twin_support = twin().check(arch, heads, head_dim, with_op(v, MatrixOp::wgmma));
+        if (!twin_support.ok) return twin_support;
+        const std::int64_t bytes = wgmma_shared_bytes(with_op(v, MatrixOp::wgmma), heads, head_dim) + sm90_topk_stage_bytes(v);
+        if (bytes > kMaxSharedMemoryBytes) {
+            return unsupported("shared memory {} B with the candidate stage exceeds {} B (227 KiB on sm_90a); lower lds or bkv",
+                               bytes, kMaxSharedMemoryBytes);
+        }
+        return supported();
     }
 
 private:

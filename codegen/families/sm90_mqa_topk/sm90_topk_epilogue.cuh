@@ -17,6 +17,10 @@
 
 #include "sm90_epilogue.cuh"
 
+// Tiles' worth of results a warp stages per row before it must move them (sm90_topk_stage_bytes()
+// on the host sizes the same stage).
+#define MQA_TOPK_STAGE_TILES 8
+
 namespace mqa_sm90 {
 
 // `if (keep) *at = entry;` as one predicated shared store: written as a branch, ptxas moves the
@@ -38,12 +42,15 @@ struct OwnedResults<kRows, Output::candidates, kMathGroups, kMTiles> {
     using R = QuadReduction<kRows>;
     static constexpr unsigned kFullMask = 0xffffffffu;
     static constexpr int kWarps = 4 * kMathGroups;
-    // A row's results in one tile: two quads' worth (16 lanes) per m64 slice. The stage holds four
-    // tiles' worth (8-32 KiB a block), so a stage with at most three in it takes the next tile
-    // whole. NOTES (H100, 2026-12-05): four tiles instead of two made the kernel 0.76-0.89x its
-    // time; more needs dynamic shared memory (static shared memory stops at 48 KiB a block).
+    // A row's results in one tile: two quads' worth (16 lanes) per m64 slice. The stage holds
+    // MQA_TOPK_STAGE_TILES tiles' worth, so a stage with at most one tile's room left takes the
+    // next tile whole. It lies in dynamic shared memory past the twin's layout: kSharedBytes more
+    // than the twin's (sm90_topk_stage_bytes() on the host, tests/test_topk_epilogue_logic.cpp
+    // holds the two equal). NOTES (H100, 2026-12-05): four tiles instead of two made the kernel
+    // 0.76-0.89x its time.
     static constexpr int kMostPerTile = 16 * kMTiles;
-    static constexpr int kStage = 4 * kMostPerTile;
+    static constexpr int kStage = MQA_TOPK_STAGE_TILES * kMostPerTile;
+    static constexpr unsigned kSharedBytes = kWarps * kRows * (kStage * 8 + 4);
     // Results k and k + 1 share a row when there are four rows or more: one count per pair.
     static constexpr int kCounts = kRows >= 4 ? R::kHeld / 2 : 1;
     __device__ __forceinline__ static constexpr int count_of(int k) { return kRows >= 4 ? k / 2 : 0; }
@@ -63,9 +70,11 @@ struct OwnedResults<kRows, Output::candidates, kMathGroups, kMTiles> {
     int2* stage;       // this warp's [kRows][kStage] (key, value bits)
     int* row_counts;   // this warp's [kRows], for the move to the buffers
 
-    __device__ __forceinline__ void load(const MqaLogitsParams& p, int unit_first_row, int quad_lane) {
-        __shared__ int2 stages[kWarps * kRows * kStage];
-        __shared__ int counts[kWarps * kRows];
+    // `shared`: kSharedBytes of shared memory, 8-byte aligned, for the block's math warps.
+    __device__ __forceinline__ void load(const MqaLogitsParams& p, int unit_first_row, int quad_lane,
+                                         unsigned char* shared) {
+        int2* const stages = reinterpret_cast<int2*>(shared);
+        int* const counts = reinterpret_cast<int*>(stages + kWarps * kRows * kStage);
         const int lane = static_cast<int>(threadIdx.x % 32);
         const int warp = static_cast<int>(threadIdx.x / 32) - 4;  // warpgroup 0 produces
         stage = stages + warp * kRows * kStage;

@@ -1,6 +1,6 @@
 // The sm90_mqa_topk family: the sm90 prefill kernel with the candidate epilogue (sm90_mqa_topk.cuh).
-// Source, shared memory and launch plan are its wgmma twin's, so the candidates carry the values
-// that twin's mqa_logits() call computes.
+// Source and launch plan are its wgmma twin's, so the candidates carry the values that twin's
+// mqa_logits() call computes; its shared memory is the twin's plus the epilogue's stage.
 
 #include "codegen/families/sm90_mqa_topk/family.hpp"
 

@@ -17,12 +17,12 @@ namespace {
 
 // NOTES: where the fused path is expected to win: windows long against its candidate buffer, so
 // that the threshold rejects most logits and the per-row work around the twgmma kernel is spread
-// over many keys. Measured with python/benchmarks/topk_time.py --long (k = 2048, 5120 slots; S =
-// 1024, 4096; H = 32, 64) on an H100 (2026-12-05 night, the branch-free staged twgmma epilogue):
-// the fused path takes 0.93-1.05x the unfused path's time at N = 65536, 0.87-0.94x at 131072,
-// 0.79-0.94x at 262144 and 0.63-0.74x at 1048576. The crossover is taken between the first two:
-// 20 x the slots (102400 keys at k = 2048).
-constexpr std::int64_t kFusedFromSlotsTimes = 20;
+// over many keys. Measured on an H100 (2026-12-05 night, the branch-free twgmma epilogue with an
+// eight-tile stage; k = 2048, 5120 slots; S = 1024, 4096; H = 32, 64;
+// docs/data/2026-12-05-h100-night/stage8_crossover.txt): the fused path takes 0.94-1.03x the
+// unfused path's time at N = 32768, 0.84-0.94x at 65536 and 0.75-0.88x at 131072. The crossover
+// is taken between the first two: 10 x the slots (51200 keys at k = 2048).
+constexpr std::int64_t kFusedFromSlotsTimes = 10;
 
 bool fused_expected_faster(const TopkPathQuery& query, const FusedTopkLayout& layout) {
     return query.seq_len_kv >= kFusedFromSlotsTimes * layout.capacity;

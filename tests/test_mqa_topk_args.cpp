@@ -123,11 +123,11 @@ TEST_CASE("mqa_topk: the path rule takes the fused path where its twin exists, t
     CHECK(fused.topk_variant->name() == "twgmma64x256x32_bkv64_r8_w2_lds4");
 
     TopkPathQuery query = long_rows;
-    query.seq_len_kv = 131072;  // past 20 candidate buffers (102400 keys): fused
-    query.workspace_bytes = mqa_topk_workspace_bytes(4096, 131072, 2048);
-    CHECK(decide_topk_path(query).fused);
-    query.seq_len_kv = 65536;  // within them: the unfused path
+    query.seq_len_kv = 65536;  // past 10 candidate buffers (51200 keys): fused
     query.workspace_bytes = mqa_topk_workspace_bytes(4096, 65536, 2048);
+    CHECK(decide_topk_path(query).fused);
+    query.seq_len_kv = 32768;  // within them: the unfused path
+    query.workspace_bytes = mqa_topk_workspace_bytes(4096, 32768, 2048);
     CHECK_FALSE(decide_topk_path(query).fused);
     query.requested = MqaTopkPath::fused;
     CHECK(decide_topk_path(query).fused);

@@ -69,10 +69,10 @@ TEST_CASE("topk choice: without an mqa_topk row, the mqa_logits table's kernel a
     CHECK_FALSE(long_rows.logits_pinned);
     CHECK_FALSE(long_rows.row);
 
-    const TopkChoice short_rows = choose_topk(tables.db, query(4096, 65536));
+    const TopkChoice short_rows = choose_topk(tables.db, query(4096, 32768));
     CHECK_FALSE(short_rows.fused);
     CHECK(name_of(short_rows.logits.variant) == kOtherLogits);
-    CHECK(short_rows.reason.find("below 20 x") != std::string::npos);
+    CHECK(short_rows.reason.find("below 10 x") != std::string::npos);
 }
 
 TEST_CASE("topk choice: an mqa_topk row naming a fused kernel takes the fused path wherever it can serve") {

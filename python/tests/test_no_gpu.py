@@ -255,7 +255,7 @@ def test_explain_topk_says_which_path_serves_and_why():
         assert long.kernel == "t" + logits.kernel
     assert "candidate slots" in long.reason and long.kernel in str(long)
     short = mqajit.explain_topk(**shape, seq_len_kv=32768)
-    assert short.path == "unfused" and "below 20 x" in short.reason
+    assert short.path == "unfused" and "below 10 x" in short.reason
     assert short.kernel == mqajit.explain(**shape, seq_len_kv=32768, clean_logits=False).kernel
     assert mqajit.explain_topk(**shape, seq_len_kv=4096, path="fused").path == "fused"
     # A workspace without room for the fused path's candidates: unfused, or an error when asked for.

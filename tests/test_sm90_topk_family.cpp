@@ -1,7 +1,8 @@
 // The sm90_mqa_topk family without a GPU: each twgmma variant is its wgmma twin's configuration
-// (same rules, shared memory and launch plan, so its candidates carry the values that twin's
-// mqa_logits() call computes), only sm_90a wgmma variants have a twin, and every registered one
-// compiles under NVRTC without spills or serialized wgmma.
+// (same rules and launch plan, so its candidates carry the values that twin's mqa_logits() call
+// computes, with the epilogue's stage added to the twin's shared memory), only sm_90a wgmma
+// variants have a twin, and every registered one compiles under NVRTC without spills or
+// serialized wgmma.
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -39,8 +40,12 @@ TEST_CASE("sm90 topk family: each twgmma variant is its wgmma twin with another 
             const Support topk_support = topk.rules().check(arch, heads, head_dim, *twin);
             CHECK(logits_support.ok == topk_support.ok);
             CHECK(logits_support.reason == topk_support.reason);
-            if (logits_support.ok) CHECK(topk.shared_bytes(*twin, heads, head_dim) ==
-                                         sm90_mqa_logits_family().shared_bytes(v, heads, head_dim));
+            if (logits_support.ok) {
+                CHECK(topk.shared_bytes(*twin, heads, head_dim) ==
+                      sm90_mqa_logits_family().shared_bytes(v, heads, head_dim) +
+                          static_cast<std::size_t>(sm90_topk_stage_bytes(*twin)));
+                CHECK(topk.shared_bytes(*twin, heads, head_dim) <= 227 * 1024);
+            }
         }
     }
     CHECK(topk.rules().registered(arch) == twins);
@@ -57,7 +62,7 @@ TEST_CASE("sm90 topk family: each twgmma variant is its wgmma twin with another 
     CHECK_THROWS_AS(topk_family_for(Variant::parse("wgmma64x256x32_bkv64_r8_w2_lds4")), Error);
 }
 
-TEST_CASE("sm90 topk family: the launch plan is the twin's, and the source instantiates the candidate kernel") {
+TEST_CASE("sm90 topk family: the launch plan is the twin's with the stage, and the source instantiates the candidate kernel") {
     const Variant v = Variant::parse("twgmma64x256x32_bkv64_r8_w2_lds4");
     const MqaTopkFamily& topk = sm90_mqa_topk_family();
     const ProblemShape shape{.heads = 32, .head_dim = 128, .seq_len = 4096, .seq_len_kv = 32768};
@@ -67,7 +72,10 @@ TEST_CASE("sm90 topk family: the launch plan is the twin's, and the source insta
     const LaunchPlan twin = sm90_mqa_logits_family().plan(topk.logits_twin(v), shape, device, params);
     CHECK(plan.config.grid_x == twin.config.grid_x);
     CHECK(plan.config.block_x == twin.config.block_x);
-    CHECK(plan.config.dynamic_shared_bytes == twin.config.dynamic_shared_bytes);
+    // Eight tiles of (key, value) per math warp (8) and query row (8), and a count each.
+    CHECK(sm90_topk_stage_bytes(v) == 8 * 8 * (8 * 16 * 8 + 4));
+    CHECK(plan.config.dynamic_shared_bytes ==
+          twin.config.dynamic_shared_bytes + static_cast<std::size_t>(sm90_topk_stage_bytes(v)));
     CHECK(plan.num_kv_splits == twin.num_kv_splits);
     CHECK(plan.num_q_blocks == twin.num_q_blocks);
     CHECK(plan.num_tensor_maps == twin.num_tensor_maps);

@@ -43,7 +43,7 @@ struct OwnedResults<kRows, Output::candidates, kMathGroups, kMTiles> {
     static constexpr unsigned kFullMask = 0xffffffffu;
     static constexpr int kWarps = 4 * kMathGroups;
     // A row's results in one tile: two quads' worth (16 lanes) per m64 slice. The stage holds
-    // MQA_TOPK_STAGE_TILES tiles' worth, so a stage with at most one tile's room left takes the
+    // MQA_TOPK_STAGE_TILES tiles' worth, so a stage with at least one tile's room left takes the
     // next tile whole. It lies in dynamic shared memory past the twin's layout: kSharedBytes more
     // than the twin's (sm90_topk_stage_bytes() on the host, tests/test_topk_epilogue_logic.cpp
     // holds the two equal). NOTES (H100, 2026-12-05): four tiles instead of two made the kernel

@@ -3,13 +3,14 @@
 // output): a logit is kept only when it lies inside its row's window and is not below the row's
 // threshold; then it is appended, with its key column, to the row's candidate buffer. Nothing else
 // is stored, so the [S, N] logits never reach memory. `!(value < threshold)` also keeps NaN, which
-// the final select orders exactly. A threshold of -inf keeps the whole window: then key col takes
-// slot col - window start (the count was set to the window's size beforehand), with no atomic.
+// the final select orders exactly.
 //
-// Otherwise each math warp stages its kept logits per row of its unit in shared memory, counted in
+// Each math warp stages its kept logits per row of its unit in shared memory, counted in
 // registers (every lane holding a row keeps the row's count, advanced by the same warp votes), and
 // after a tile that may leave a row too little room for the next, and at the unit's end, moves its
-// rows' stages to their buffers: one atomicAdd per row reserves the slots. NOTES (H200 and H100,
+// rows' stages to their buffers: one atomicAdd per row reserves the slots. A row whose threshold
+// is -inf keeps its whole window: its key col goes to slot col - window start (the count was set
+// to the window's size beforehand), with no atomic. NOTES (H200 and H100,
 // 2026-12-05): an atomicAdd per kept logit made the twgmma kernel 2.1-4.3x its twin's time; one per
 // warp and store (the lanes holding one row's results) 2.3x: the epilogue waited on each atomic's
 // reply. A stage whose counts lived in shared memory, with two warp barriers per store and its move
@@ -47,7 +48,7 @@ struct OwnedResults<kRows, Output::candidates, kMathGroups, kMTiles> {
     // next tile whole. It lies in dynamic shared memory past the twin's layout: kSharedBytes more
     // than the twin's (sm90_topk_stage_bytes() on the host, tests/test_topk_epilogue_logic.cpp
     // holds the two equal). NOTES (H100, 2026-12-05): four tiles instead of two made the kernel
-    // 0.76-0.89x its time.
+    // 0.76-0.89x its time, eight instead of four 0.81-0.95x.
     static constexpr int kMostPerTile = 16 * kMTiles;
     static constexpr int kStage = MQA_TOPK_STAGE_TILES * kMostPerTile;
     static constexpr unsigned kSharedBytes = kWarps * kRows * (kStage * 8 + 4);

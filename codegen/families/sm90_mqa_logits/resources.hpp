@@ -8,6 +8,9 @@
 
 namespace mqajit {
 
+// Shared memory one block may use on sm_90a (227 KiB); every sm90 family's rules check against it.
+inline constexpr std::int64_t kSm90MaxSharedBytes = 227 * 1024;
+
 // Dynamic shared memory of one block: 1024 B of alignment slack, the KV stages, two Q buffers,
 // the mbarriers and, with four math warpgroups, one weight slice per warpgroup.
 std::int64_t wgmma_shared_bytes(const Variant& variant, int heads, int head_dim);

@@ -12,7 +12,6 @@ namespace mqajit::variant_rules {
 namespace {
 
 constexpr int kMaxAccumulatorRegisters = 128;
-constexpr std::int64_t kMaxSharedMemoryBytes = 227 * 1024;
 // NOTES: the kernel rounds its shared-memory base up to 1024 bytes, which the 128B swizzle needs.
 constexpr std::int64_t kSharedMemoryAlignmentBytes = 1024;
 
@@ -78,9 +77,9 @@ public:
                                "lower bkv or r", accumulator_registers, kMaxAccumulatorRegisters);
         }
         const std::int64_t shared_memory_bytes = wgmma_shared_bytes(v, heads, head_dim);
-        if (shared_memory_bytes > kMaxSharedMemoryBytes) {
+        if (shared_memory_bytes > kSm90MaxSharedBytes) {
             return unsupported("shared memory {} B exceeds {} B (227 KiB on sm_90a); lower lds or bkv",
-                               shared_memory_bytes, kMaxSharedMemoryBytes);
+                               shared_memory_bytes, kSm90MaxSharedBytes);
         }
         return supported();
     }

@@ -9,8 +9,6 @@
 namespace mqajit::variant_rules {
 namespace {
 
-constexpr std::int64_t kMaxSharedMemoryBytes = 227 * 1024;  // per block on sm_90a
-
 class TopkWgmmaRules final : public FamilyRules {
 public:
     std::vector<std::string> archs() const override { return twin().archs(); }
@@ -28,9 +26,9 @@ public:
         const Support twin_support = twin().check(arch, heads, head_dim, with_op(v, MatrixOp::wgmma));
         if (!twin_support.ok) return twin_support;
         const std::int64_t bytes = wgmma_shared_bytes(with_op(v, MatrixOp::wgmma), heads, head_dim) + sm90_topk_stage_bytes(v);
-        if (bytes > kMaxSharedMemoryBytes) {
+        if (bytes > kSm90MaxSharedBytes) {
             return unsupported("shared memory {} B with the candidate stage exceeds {} B (227 KiB on sm_90a); lower lds or bkv",
-                               bytes, kMaxSharedMemoryBytes);
+                               bytes, kSm90MaxSharedBytes);
         }
         return supported();
     }

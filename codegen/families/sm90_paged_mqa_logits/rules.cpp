@@ -9,13 +9,13 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "codegen/families/sm90_mqa_logits/resources.hpp"
 #include "codegen/families/sm90_paged_mqa_logits/family.hpp"
 
 namespace mqajit::variant_rules {
 namespace {
 
 constexpr int kMaxAccumulatorRegisters = 128;
-constexpr std::int64_t kMaxSharedMemoryBytes = 227 * 1024;
 
 bool runs_wgmma(const Arch& arch) { return arch.vendor == Vendor::nvidia && arch.number == 90 && arch.arch_specific; }
 
@@ -76,9 +76,9 @@ public:
                                paged_registers_needed(v), paged_math_thread_registers(v), v.warps, v.warps);
         }
         const std::int64_t shared_memory_bytes = paged_shared_bytes(v, heads, head_dim);
-        if (shared_memory_bytes > kMaxSharedMemoryBytes) {
+        if (shared_memory_bytes > kSm90MaxSharedBytes) {
             return unsupported("shared memory {} B exceeds {} B (227 KiB on sm_90a); lower lds", shared_memory_bytes,
-                               kMaxSharedMemoryBytes);
+                               kSm90MaxSharedBytes);
         }
         return supported();
     }

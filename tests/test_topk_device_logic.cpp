@@ -89,10 +89,13 @@ RowResult run_candidates_row(const CandidateRow& row, bool sorted) {
     p.values = result.values.data();
     p.sort_by_logit = sorted ? 1 : 0;
     std::vector<unsigned char> raw(static_cast<std::size_t>(MQA_TOPK_CANDIDATES_SHARED_BYTES(row.k, row.capacity)));
-    const mqa_topk::CandidateArea area = mqa_topk::carve_candidates(raw.data(), row.k, row.capacity);
+    const mqa_topk::GatherSlots slots = mqa_topk::gather_slots(raw.data(), row.k, row.capacity);
+    const mqa_topk::CandidateArea area = mqa_topk::ranking_area(raw.data(), slots.values, slots.keys);
     mqa_topk::RadixState state{};
     int slot_counter = 0;
-    cuda_emulator::run_block(mqa_topk::kThreads, [&] { mqa_topk::candidates_row(p, 0, area, state, &slot_counter); });
+    cuda_emulator::run_block(mqa_topk::kThreads, [&] {
+        mqa_topk::candidates_row<mqa_topk::kThreads>(p, 0, slots, area, state, &slot_counter);
+    });
     return result;
 }
 
@@ -157,6 +160,9 @@ TEST_CASE("topk device logic: the select over candidates keeps the top k by the 
         {0, 9000, 100, 1024, 100, 3, "exactly k candidates"},
         {0, 9000, 1, 1024, 700, 2, "k = 1 among ties"},
         {0, 9000, 512, 1024, 1024, 1, "every candidate equal: the smallest keys"},
+        {0, 40000, 2048, 5120, 5120, 0, "a full buffer: every slot of every thread"},
+        {0, 60000, 4096, 10240, 9000, 0, "k = 4096: the wider block"},
+        {0, 60000, 4096, 10240, 7000, 6, "k = 4096 with ties"},
         {0, 40000, 2048, 5120, 6000, 0, "more than the buffer holds: the fallback's"},
         {0, 40000, 2048, 5120, 2000, 0, "fewer than k: the fallback's"},
         {0, 0, 16, 1024, 0, 0, "an empty window"},
@@ -170,6 +176,22 @@ TEST_CASE("topk device logic: the select over candidates keeps the top k by the 
                       s.count > s.capacity || s.count < need);
         }
     }
+}
+
+TEST_CASE("topk device logic: the select takes every key equal to the k-th when exactly those are needed") {
+    std::mt19937_64 rng(std::random_device{}());
+    // k = 100 among 300: 95 keys above, then five equal to 0.5 and one a unit in the last place
+    // below it (so only the last digit separates them), then 199 below: the five make the top k.
+    CandidateRow row = make_row(rng, 0, 9000, 100, 1024, 300, 0);
+    for (std::size_t i = 0; i < row.candidates.size(); ++i) {
+        float& v = row.candidates[i].value;
+        if (i < 95) v = 1.0f + static_cast<float>(i);
+        else if (i < 100) v = 0.5f;
+        else if (i == 100) v = std::nextafter(0.5f, 0.0f);
+        else v = -1.0f - static_cast<float>(i);
+    }
+    std::shuffle(row.candidates.begin(), row.candidates.end(), rng);
+    for (const bool sorted : {false, true}) check_row(row, sorted, false);
 }
 
 TEST_CASE("topk device logic: candidates below the threshold in key order (negative NaN) do not count") {
@@ -219,7 +241,8 @@ TEST_CASE("topk device logic: thresholds are the sample's rank that 1.6 k keys o
         p.thresholds = &threshold;
         p.counts = &count;
         mqa_topk::RadixState state{};
-        cuda_emulator::run_block(mqa_topk::kThreads, [&] { mqa_topk::threshold_row(p, 0, state); });
+        cuda_emulator::run_block(MQA_TOPK_FUSED_THREADS,
+                                 [&] { mqa_topk::threshold_row<MQA_TOPK_FUSED_THREADS>(p, 0, state); });
         INFO(fmt::format("window [{}, {})", r.lo, r.hi));
         const int window = r.hi - r.lo, sample_window = sample_end - sample_start;
         if (window <= capacity) {
@@ -316,10 +339,11 @@ void check_unfused_select(std::vector<float> row_logits, int lo, int hi, int k, 
     p.sort_by_logit = sorted ? 1 : 0;
     p.capacity = capacity;
     std::vector<unsigned char> raw(static_cast<std::size_t>(MQA_TOPK_CANDIDATES_SHARED_BYTES(k, capacity)));
-    const mqa_topk::CandidateArea area = mqa_topk::carve_candidates(raw.data(), k, capacity);
+    const mqa_topk::GatherSlots slots = mqa_topk::gather_slots(raw.data(), k, capacity);
+    const mqa_topk::CandidateArea area = mqa_topk::ranking_area(raw.data(), slots.values, slots.keys);
     auto state = std::make_unique<mqa_topk::RadixState>();
     int counter = 0;
-    cuda_emulator::run_block(mqa_topk::kThreads, [&] { mqa_topk::select_row(p, 0, *state, area, &counter); });
+    cuda_emulator::run_block(mqa_topk::kThreads, [&] { mqa_topk::select_row(p, 0, *state, slots, area, &counter); });
     std::vector<Candidate> window;
     for (int j = std::max(lo, 0); j < std::min(hi, num_kv); ++j)
         window.push_back({j, logits[static_cast<std::size_t>(j)]});

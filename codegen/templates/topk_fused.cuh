@@ -47,6 +47,7 @@ __device__ __forceinline__ void sample_kv(const TopkFusedParams& p) {
     }
 }
 
+template <int kBlock>
 __device__ __forceinline__ void threshold_row(const TopkFusedParams& p, int row, RadixState& s) {
     int lo, hi;
     clamp_window(p.cu_starts, p.cu_ends, row, p.seq_len_kv, lo, hi);
@@ -66,10 +67,10 @@ __device__ __forceinline__ void threshold_row(const TopkFusedParams& p, int row,
                 return true;
             };
             RadixProgress progress = radix_start(rank);
-            radix_pass(sample_window, key_at, 0, progress, s);
-            radix_pass(sample_window, key_at, 1, progress, s);
+            radix_pass<kBlock>(sample_window, key_at, 0, progress, s);
+            radix_pass<kBlock>(sample_window, key_at, 1, progress, s);
             const float bottom = logit_of_key(progress.prefix);
-            if (bottom != bottom) radix_pass(sample_window, key_at, 2, progress, s);
+            if (bottom != bottom) radix_pass<kBlock>(sample_window, key_at, 2, progress, s);
             threshold = logit_of_key(progress.prefix);
         }
     }
@@ -80,13 +81,19 @@ __device__ __forceinline__ void threshold_row(const TopkFusedParams& p, int row,
     __syncthreads();
 }
 
-__device__ __forceinline__ void candidates_row(const TopkFusedParams& p, int row, const CandidateArea& a,
-                                               RadixState& s, int* slot_counter) {
+// NOTES (H100, 2026-12-05): the candidates are copied to shared memory first (40 KiB a row at
+// k = 2048, three 512-thread blocks to an SM). Smaller blocks with more rows in flight measured
+// slower: 128 threads reading the buffer in place in every pass took 1.37x this kernel's time, and
+// 128 threads holding the candidates in registers (111 registers, four blocks to an SM) 1.2-1.35x.
+template <int kBlock>
+__device__ __forceinline__ void candidates_row(const TopkFusedParams& p, int row, const GatherSlots& slots,
+                                               const CandidateArea& a, RadixState& s, int* slot_counter) {
     int lo, hi;
     clamp_window(p.cu_starts, p.cu_ends, row, p.seq_len_kv, lo, hi);
     const int need = min(p.k, hi - lo);
     const int count = p.counts[row];
     bool failed = count > p.capacity || count < need;
+    unsigned smallest = 0xffffffffu, largest = 0u;
     if (!failed) {
         const long long base = static_cast<long long>(row) * p.capacity;
         const float threshold = p.thresholds[row];
@@ -95,22 +102,25 @@ __device__ __forceinline__ void candidates_row(const TopkFusedParams& p, int row
         // NOTES: the loads of four slots are issued before their stores to shared memory: with a
         // store between them (which may alias, for all the compiler knows) each waits on the last.
         constexpr int kUnroll = 4;
-        for (int first = threadIdx.x; first < count; first += kUnroll * kThreads) {
+        for (int first = threadIdx.x; first < count; first += kUnroll * kBlock) {
             float value[kUnroll];
             int key[kUnroll];
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) {
-                const int i = first + u * kThreads;
+                const int i = first + u * kBlock;
                 value[u] = i < count ? p.candidate_values[base + i] : 0.f;
                 key[u] = i < count ? p.candidate_keys[base + i] : 0;
             }
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) {
-                const int i = first + u * kThreads;
+                const int i = first + u * kBlock;
                 if (i < count) {
-                    a.values[i] = value[u];
-                    a.keys[i] = key[u];
-                    at_or_above += orderable_key(value[u]) >= threshold_key;
+                    slots.values[i] = value[u];
+                    slots.keys[i] = key[u];
+                    const unsigned ordered = orderable_key(value[u]);
+                    at_or_above += ordered >= threshold_key;
+                    smallest = ordered < smallest ? ordered : smallest;
+                    largest = ordered > largest ? ordered : largest;
                 }
             }
         }
@@ -118,7 +128,8 @@ __device__ __forceinline__ void candidates_row(const TopkFusedParams& p, int row
         // below -inf: only candidates at or above the threshold in key order prove that the window
         // has `need` keys there. A threshold of -inf kept the whole window, which proves it anyway.
         int total;
-        block_exclusive_scan(at_or_above, s.warp_sums, total);
+        block_exclusive_scan<kBlock>(at_or_above, s.warp_sums, total);
+        block_min_max<kBlock>(smallest, largest, reinterpret_cast<unsigned*>(s.histogram));
         failed = threshold != __int_as_float(0xff800000) && total < need;
     }
     if (threadIdx.x == 0) {
@@ -129,27 +140,34 @@ __device__ __forceinline__ void candidates_row(const TopkFusedParams& p, int row
     if (failed) return;  // the unfused path writes this row
     int* indices = p.indices + row * p.indices_stride;
     float* values = p.values != nullptr ? p.values + row * p.values_stride : nullptr;
-    write_top(a, count, need, lo, hi, p.sort_by_logit != 0, indices, values, s, slot_counter);
-    fill_empty_slots(indices, values, need, p.k);
+    write_top<kBlock>(a, count, need, smallest, largest, lo, hi, p.sort_by_logit != 0, indices, values, s,
+                      slot_counter);
+    fill_empty_slots<kBlock>(indices, values, need, p.k);
     __syncthreads();  // the shared state is free for the next row
 }
 
 }  // namespace mqa_topk
 
+// The thresholds: one block of MQA_TOPK_FUSED_THREADS per row at a time (a row's sample is about a
+// thousand keys: small blocks keep more rows in flight). The candidate select: one block of
+// kThreads per row, the candidates and the ranking in dynamic shared memory
+// (MQA_TOPK_CANDIDATES_SHARED_BYTES).
 #define MQA_TOPK_FUSED_KERNELS(sample_name, thresholds_name, candidates_name)                                   \
     extern "C" __global__ void __launch_bounds__(256) sample_name(const TopkFusedParams p) {                    \
         mqa_topk::sample_kv(p);                                                                                 \
     }                                                                                                           \
-    extern "C" __global__ void __launch_bounds__(mqa_topk::kThreads, MQA_TOPK_FULL_SM_BLOCKS) thresholds_name(   \
-        const TopkFusedParams p) {                                                                              \
+    extern "C" __global__ void __launch_bounds__(MQA_TOPK_FUSED_THREADS, MQA_TOPK_FUSED_MIN_BLOCKS)             \
+        thresholds_name(const TopkFusedParams p) {                                                              \
         __shared__ mqa_topk::RadixState shared;                                                                 \
-        for (int row = blockIdx.x; row < p.rows; row += gridDim.x) mqa_topk::threshold_row(p, row, shared);     \
+        for (int row = blockIdx.x; row < p.rows; row += gridDim.x)                                              \
+            mqa_topk::threshold_row<MQA_TOPK_FUSED_THREADS>(p, row, shared);                                    \
     }                                                                                                           \
     extern "C" __global__ void __launch_bounds__(mqa_topk::kThreads, 3) candidates_name(const TopkFusedParams p) { \
         __shared__ mqa_topk::RadixState shared;                                                                 \
         __shared__ int slot_counter;                                                                            \
         extern __shared__ __align__(16) unsigned char raw[];                                                    \
-        const mqa_topk::CandidateArea area = mqa_topk::carve_candidates(raw, p.k, p.capacity);                       \
+        const mqa_topk::GatherSlots slots = mqa_topk::gather_slots(raw, p.k, p.capacity);                       \
+        const mqa_topk::CandidateArea area = mqa_topk::ranking_area(raw, slots.values, slots.keys);             \
         for (int row = blockIdx.x; row < p.rows; row += gridDim.x)                                              \
-            mqa_topk::candidates_row(p, row, area, shared, &slot_counter);                                      \
+            mqa_topk::candidates_row<mqa_topk::kThreads>(p, row, slots, area, shared, &slot_counter);            \
     }

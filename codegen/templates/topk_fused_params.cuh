@@ -3,6 +3,10 @@
 // device code: plain types only, no standard headers. Row pointers are those of the launch's first
 // row (the host offsets them for a block of rows).
 
+// Threads of a thresholds block (one row at a time), and the blocks per SM its registers are sized for.
+#define MQA_TOPK_FUSED_THREADS 128
+#define MQA_TOPK_FUSED_MIN_BLOCKS 8
+
 struct TopkFusedParams {
     // The call's operands.
     const unsigned char* kv;     // e4m3 [N, D]

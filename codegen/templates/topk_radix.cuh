@@ -1,7 +1,9 @@
 #pragma once
 // The block-level pieces of mqa_topk's selects (topk_select.cuh, topk_candidates.cuh): logits as
 // orderable keys, a block scan, the radix select over 11 + 11 + 10 bit digits, the sort of a
-// selection by logit and the empty slots of short windows. One block of kThreads works on one row.
+// selection by logit and the empty slots of short windows. One block works on one row: kThreads
+// threads in the unfused select, fewer in the fused path's kernels (kBlock, the template argument of
+// every block-level helper, is the block's size).
 // NaN logits (only from NaN or infinite inputs) order as their bits do: positive NaN above +inf.
 
 #include "topk_select_params.cuh"
@@ -9,10 +11,13 @@
 namespace mqa_topk {
 
 constexpr int kThreads = MQA_TOPK_THREADS;
-constexpr int kWarps = kThreads / 32;
+constexpr int kWarps = kThreads / 32;  // the largest block's warps (RadixState::warp_sums)
 constexpr int kBins = 2048;  // the widest radix digit, 11 bits
 constexpr unsigned kFullMask = 0xffffffffu;
-static_assert(kBins == 4 * kThreads, "each thread owns four bins of the histogram scan");
+
+// A block size the helpers take: whole warps, at most kThreads, an equal share of the bins each.
+template <int kBlock>
+constexpr bool kValidBlock = kBlock % 32 == 0 && kBlock <= kThreads && kBins % kBlock == 0;
 
 __device__ __forceinline__ unsigned orderable_key(float value) {
     unsigned bits = __float_as_uint(value);
@@ -40,7 +45,10 @@ struct RadixState {
 
 // Exclusive prefix sum of one value per thread over the block, and the block's total. Every thread
 // of the block must call it.
+template <int kBlock = kThreads>
 __device__ __forceinline__ int block_exclusive_scan(int value, int* warp_sums, int& total) {
+    static_assert(kValidBlock<kBlock>, "a block of whole warps, at most kThreads");
+    constexpr int kBlockWarps = kBlock / 32;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     int inclusive = value;
 #pragma unroll
@@ -51,24 +59,27 @@ __device__ __forceinline__ int block_exclusive_scan(int value, int* warp_sums, i
     if (lane == 31) warp_sums[warp] = inclusive;
     __syncthreads();
     if (warp == 0) {
-        int sum = lane < kWarps ? warp_sums[lane] : 0;
+        int sum = lane < kBlockWarps ? warp_sums[lane] : 0;
 #pragma unroll
         for (int offset = 1; offset < 32; offset <<= 1) {
             const int before = __shfl_up_sync(kFullMask, sum, offset);
             if (lane >= offset) sum += before;
         }
-        if (lane < kWarps) warp_sums[lane] = sum;
+        if (lane < kBlockWarps) warp_sums[lane] = sum;
     }
     __syncthreads();
     const int result = (warp > 0 ? warp_sums[warp - 1] : 0) + inclusive - value;
-    total = warp_sums[kWarps - 1];
+    total = warp_sums[kBlockWarps - 1];
     __syncthreads();  // warp_sums is free again
     return result;
 }
 
 // The smallest and the largest of one value per thread over the block; scratch holds 2 x kWarps.
 // Every thread of the block must call it.
+template <int kBlock = kThreads>
 __device__ __forceinline__ void block_min_max(unsigned& smallest, unsigned& largest, unsigned* scratch) {
+    static_assert(kValidBlock<kBlock>, "a block of whole warps, at most kThreads");
+    constexpr int kBlockWarps = kBlock / 32;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 #pragma unroll
     for (int offset = 16; offset > 0; offset >>= 1) {
@@ -82,7 +93,7 @@ __device__ __forceinline__ void block_min_max(unsigned& smallest, unsigned& larg
         scratch[kWarps + warp] = largest;
     }
     __syncthreads();
-    for (int w = 0; w < kWarps; ++w) {
+    for (int w = 0; w < kBlockWarps; ++w) {
         smallest = scratch[w] < smallest ? scratch[w] : smallest;
         largest = scratch[kWarps + w] > largest ? scratch[kWarps + w] : largest;
     }
@@ -106,48 +117,33 @@ __device__ __forceinline__ int radix_at_or_above(const RadixProgress& progress, 
     return k - progress.remaining + progress.in_prefix;
 }
 
-// One digit of a radix select over items [0, count): bits [shift, shift + bits) of the keys
-// (bits <= 11) narrow `progress` to the bin holding its remaining-th largest key. key_at(i, key)
-// sets item i's key and says whether the item is present. Every thread of the block must call it.
-template <class KeyAt>
-__device__ __forceinline__ void radix_digit(int count, const KeyAt& key_at, int shift, int bits,
-                                            RadixProgress& progress, RadixState& s) {
+// One digit of a radix select: add_keys(histogram, prefix, prefix_mask, shift, digit_mask) adds to
+// bin (key >> shift) & digit_mask every present key with (key & prefix_mask) == prefix; then the
+// bin holding the remaining-th largest key narrows `progress` (bits [shift, shift + bits), bits <=
+// 11). Every thread of the block must call it.
+template <int kBlock, class AddKeys>
+__device__ __forceinline__ void radix_digit_with(const AddKeys& add_keys, int shift, int bits,
+                                                 RadixProgress& progress, RadixState& s) {
+    static_assert(kValidBlock<kBlock>, "a block of whole warps, at most kThreads");
+    constexpr int kBinsPerThread = kBins / kBlock;
     const unsigned digit_mask = (1u << bits) - 1u;
-    const unsigned prefix = progress.prefix, prefix_mask = progress.prefix_mask;
-    for (int i = threadIdx.x; i < kBins; i += kThreads) s.histogram[i] = 0;
+    for (int i = threadIdx.x; i < kBins; i += kBlock) s.histogram[i] = 0;
     __syncthreads();
-    // NOTES: eight independent loads in flight per thread before their atomics; a lone load per
-    // iteration leaves the pass waiting on memory latency.
-    constexpr int kUnroll = 8;
-    for (int base = threadIdx.x; base < count; base += kUnroll * kThreads) {
-        unsigned keys[kUnroll];
-        bool present[kUnroll];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            const int i = base + u * kThreads;
-            keys[u] = 0;
-            present[u] = i < count && key_at(i, keys[u]);
-        }
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            if (present[u] && (keys[u] & prefix_mask) == prefix)
-                atomicAdd(&s.histogram[(keys[u] >> shift) & digit_mask], 1);
-        }
-    }
+    add_keys(s.histogram, progress.prefix, progress.prefix_mask, shift, digit_mask);
     __syncthreads();
-    // Bins from the top: thread t owns bins kBins-1-4t down to kBins-4-4t.
-    int counts[4], owned = 0;
+    // Bins from the top: thread t owns kBinsPerThread of them from kBins-1-kBinsPerThread*t down.
+    int counts[kBinsPerThread], owned = 0;
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-        counts[q] = s.histogram[kBins - 1 - (4 * threadIdx.x + q)];
+    for (int q = 0; q < kBinsPerThread; ++q) {
+        counts[q] = s.histogram[kBins - 1 - (kBinsPerThread * threadIdx.x + q)];
         owned += counts[q];
     }
     int total;
-    int above = block_exclusive_scan(owned, s.warp_sums, total);
+    int above = block_exclusive_scan<kBlock>(owned, s.warp_sums, total);
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
+    for (int q = 0; q < kBinsPerThread; ++q) {
         if (above < progress.remaining && above + counts[q] >= progress.remaining) {
-            s.found_bin = kBins - 1 - (4 * threadIdx.x + q);
+            s.found_bin = kBins - 1 - (kBinsPerThread * threadIdx.x + q);
             s.found_above = above;
             s.found_count = counts[q];
         }
@@ -161,21 +157,50 @@ __device__ __forceinline__ void radix_digit(int count, const KeyAt& key_at, int 
     __syncthreads();  // found_* are read before the next pass may write them
 }
 
+// One digit of a radix select over items [0, count): key_at(i, key) sets item i's key and says
+// whether the item is present. Every thread of the block must call it.
+template <int kBlock = kThreads, class KeyAt>
+__device__ __forceinline__ void radix_digit(int count, const KeyAt& key_at, int shift, int bits,
+                                            RadixProgress& progress, RadixState& s) {
+    const auto add_keys = [count, &key_at](int* histogram, unsigned prefix, unsigned prefix_mask, int shift,
+                                           unsigned digit_mask) {
+        // NOTES: eight independent loads in flight per thread before their atomics; a lone load per
+        // iteration leaves the pass waiting on memory latency.
+        constexpr int kUnroll = 8;
+        for (int base = threadIdx.x; base < count; base += kUnroll * kBlock) {
+            unsigned keys[kUnroll];
+            bool present[kUnroll];
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                const int i = base + u * kBlock;
+                keys[u] = 0;
+                present[u] = i < count && key_at(i, keys[u]);
+            }
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                if (present[u] && (keys[u] & prefix_mask) == prefix)
+                    atomicAdd(&histogram[(keys[u] >> shift) & digit_mask], 1);
+            }
+        }
+    };
+    radix_digit_with<kBlock>(add_keys, shift, bits, progress, s);
+}
+
 // Digit `pass` (0, 1, 2: bits 31-21, 20-10, 9-0) of a radix select over whole 32-bit keys.
-template <class KeyAt>
+template <int kBlock = kThreads, class KeyAt>
 __device__ __forceinline__ void radix_pass(int count, const KeyAt& key_at, int pass, RadixProgress& progress,
                                            RadixState& s) {
-    radix_digit(count, key_at, pass == 0 ? 21 : pass == 1 ? 10 : 0, pass == 2 ? 10 : 11, progress, s);
+    radix_digit<kBlock>(count, key_at, pass == 0 ? 21 : pass == 1 ? 10 : 0, pass == 2 ? 10 : 11, progress, s);
 }
 
 // Radix select over items [0, count): the k-th largest key among the present ones, and how many keys
 // equal to it the top k holds.
-template <class KeyAt>
+template <int kBlock = kThreads, class KeyAt>
 __device__ __forceinline__ void radix_select(int count, const KeyAt& key_at, int k, RadixState& s,
                                              unsigned& threshold, int& take_equal) {
     RadixProgress progress = radix_start(k);
 #pragma unroll 1
-    for (int pass = 0; pass < 3; ++pass) radix_pass(count, key_at, pass, progress, s);
+    for (int pass = 0; pass < 3; ++pass) radix_pass<kBlock>(count, key_at, pass, progress, s);
     threshold = progress.prefix;
     take_equal = progress.remaining;
 }
@@ -194,14 +219,15 @@ __device__ __forceinline__ void find_threshold(const float* logits, int lo, int 
 }
 
 // Descending bitonic sort of selection[0, count); count <= MQA_TOPK_MAX_K.
+template <int kBlock = kThreads>
 __device__ __forceinline__ void sort_selection(unsigned long long* selection, int count) {
     int padded = 1;
     while (padded < count) padded <<= 1;
-    for (int i = count + threadIdx.x; i < padded; i += kThreads) selection[i] = 0;  // below every entry
+    for (int i = count + threadIdx.x; i < padded; i += kBlock) selection[i] = 0;  // below every entry
     for (int size = 2; size <= padded; size <<= 1) {
         for (int stride = size / 2; stride > 0; stride >>= 1) {
             __syncthreads();
-            for (int i = threadIdx.x; i < padded; i += kThreads) {
+            for (int i = threadIdx.x; i < padded; i += kBlock) {
                 const int partner = i ^ stride;
                 if (partner <= i) continue;
                 const bool descending = (i & size) == 0;
@@ -217,8 +243,9 @@ __device__ __forceinline__ void sort_selection(unsigned long long* selection, in
 }
 
 // Slots [count, k) of a row hold no key: index -1, logit -inf.
+template <int kBlock = kThreads>
 __device__ __forceinline__ void fill_empty_slots(int* indices, float* values, int count, int k) {
-    for (int t = count + threadIdx.x; t < k; t += kThreads) {
+    for (int t = count + threadIdx.x; t < k; t += kBlock) {
         indices[t] = -1;
         if (values != nullptr) values[t] = __int_as_float(0xff800000);  // -inf
     }

@@ -18,10 +18,10 @@
 
 namespace mqa_topk {
 
-// The window's keys [lo, hi) at or above the radix prefix into the candidate area, as many as
+// The window's keys [lo, hi) at or above the radix prefix into the gather slots, as many as
 // radix_at_or_above() counted.
 __device__ __forceinline__ void gather_at_or_above(const float* logits, int lo, int hi, const RadixProgress& progress,
-                                                   const CandidateArea& a, int capacity, int* counter) {
+                                                   const GatherSlots& slots, int capacity, int* counter) {
     if (threadIdx.x == 0) *counter = 0;
     __syncthreads();
     constexpr int kUnroll = 8;
@@ -37,7 +37,7 @@ __device__ __forceinline__ void gather_at_or_above(const float* logits, int lo, 
         for (int u = 0; u < kUnroll; ++u) {
             const int j = base + u * kThreads;
             const bool keep = j < hi && (orderable_key(value[u]) & progress.prefix_mask) >= progress.prefix;
-            append_candidate(a, counter, capacity, keep, j, value[u]);
+            append_candidate(slots, counter, capacity, keep, j, value[u]);
         }
     }
     __syncthreads();
@@ -70,8 +70,8 @@ __device__ __forceinline__ void take_in_index_order(const float* logits, int lo,
     }
 }
 
-__device__ __forceinline__ void select_row(const TopkSelectParams& p, int row, RadixState& s, const CandidateArea& a,
-                                           int* counter) {
+__device__ __forceinline__ void select_row(const TopkSelectParams& p, int row, RadixState& s,
+                                           const GatherSlots& slots, const CandidateArea& a, int* counter) {
     const float* logits = p.logits + row * p.logits_stride;
     const int lo = max(p.cu_starts[row], 0);
     const int hi = min(p.cu_ends[row], p.seq_len_kv);
@@ -109,8 +109,11 @@ __device__ __forceinline__ void select_row(const TopkSelectParams& p, int row, R
             fits = may_gather && radix_at_or_above(progress, k) <= p.capacity;
         }
         if (fits) {
-            gather_at_or_above(logits, lo, hi, progress, a, p.capacity, counter);
-            write_top(a, radix_at_or_above(progress, k), k, lo, hi, sort, indices, values, s, counter);
+            gather_at_or_above(logits, lo, hi, progress, slots, p.capacity, counter);
+            const int gathered = radix_at_or_above(progress, k);
+            unsigned smallest = 0u, largest = 0u;
+            if (gathered > k) candidate_key_range<kThreads>(a, gathered, s, smallest, largest);
+            write_top<kThreads>(a, gathered, k, smallest, largest, lo, hi, sort, indices, values, s, counter);
             written = true;
         } else {
             take_in_index_order(logits, lo, hi, progress.prefix, progress.remaining, s, take);
@@ -146,8 +149,10 @@ __device__ __forceinline__ void select_row(const TopkSelectParams& p, int row, R
         __shared__ mqa_topk::RadixState shared;                                                               \
         __shared__ int counter;                                                                               \
         extern __shared__ __align__(16) unsigned char raw[];                                                  \
-        const mqa_topk::CandidateArea area = mqa_topk::carve_candidates(raw, p.k, p.capacity);                \
+        const mqa_topk::GatherSlots slots = mqa_topk::gather_slots(raw, p.k, p.capacity);                     \
+        const mqa_topk::CandidateArea area = mqa_topk::ranking_area(raw, slots.values, slots.keys);           \
         for (int row = blockIdx.x; row < p.rows; row += gridDim.x) {                                          \
-            if (p.only_rows == nullptr || p.only_rows[row] != 0) mqa_topk::select_row(p, row, shared, area, &counter); \
+            if (p.only_rows == nullptr || p.only_rows[row] != 0)                                              \
+                mqa_topk::select_row(p, row, shared, slots, area, &counter);                                  \
         }                                                                                                     \
     }

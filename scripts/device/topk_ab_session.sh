@@ -9,6 +9,8 @@
 # First a smoke call of the fused path (scripts/device/topk_smoke.py) under a 2-minute limit: if it
 # fails or hangs, the base's copies of the sm90 epilogue files come in before the tests.
 # TOPK_ROUNDS (2): rounds of each topk_time run; TOPK_LONG=1: the tree's run adds --long.
+# TOPK_VARIANT="NAME|FILE|FROM|TO": after the tree's run, FILE with its first FROM (a sed regex)
+# replaced by TO is built and timed (one round, --profile) as NAME, then put back.
 set -u
 t0=$SECONDS
 left() { echo $((570 - SECONDS + t0)); }
@@ -45,6 +47,13 @@ timing() {  # NAME [extra topk_time arguments]
   stamp "topk_time $name exit $?"; grep -E "^ *(32|64) |geometric" $OUT/topk_time_$name.txt
 }
 timing tree
+if [ -n "${TOPK_VARIANT:-}" ]; then
+  IFS='|' read -r vname vfile vfrom vto <<< "$TOPK_VARIANT"
+  cp "$vfile" /tmp/topk-variant-saved && sed -i "0,/$vfrom/s//$vto/" "$vfile"
+  cmake --build build --parallel 16 > $OUT/build_$vname.txt 2>&1; stamp "$vname rebuild exit $?"
+  TOPK_ROUNDS=1 timing "$vname"
+  cp /tmp/topk-variant-saved "$vfile"
+fi
 [ -d .gpu-state/topk-base ] || { stamp "no .gpu-state/topk-base: no base run"; exit 0; }
 saved=/tmp/topk-tree-files
 while IFS= read -r file; do

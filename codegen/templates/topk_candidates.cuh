@@ -1,9 +1,9 @@
 #pragma once
-// A row's candidates (logits and their key columns, in no order) and the exact top k of them:
-// which to take (radix select, then among equal logits at the k-th place the smaller keys) and the
-// output in key order (a bitmap of the window gives each key its rank) or by logit. Used by
-// mqa_topk_candidates (the fused path's buffer, read where the twgmma kernel left it in global
-// memory) and mqa_topk_select (a window's keys at or above a radix prefix, gathered in shared memory).
+// A row's candidates gathered in shared memory (logits and their key columns, in no order) and the
+// exact top k of them: which to take (radix select, then among equal logits at the k-th place the
+// smaller keys) and the output in key order (a bitmap of the window gives each key its rank) or by
+// logit. Used by mqa_topk_candidates (the fused path's buffer, copied there) and mqa_topk_select (a
+// window's keys at or above a radix prefix). Both gather into GatherSlots past the ranking's area.
 
 #include "topk_radix.cuh"
 
@@ -25,7 +25,7 @@ struct CandidateArea {
     unsigned long long* selection;     // [MQA_TOPK_MAX_K], over bitmap and word_prefix
 };
 
-// The ranking's shared memory at the start of raw, for candidates that lie elsewhere.
+// The ranking's shared memory at the start of raw, and where the candidates lie.
 __device__ __forceinline__ CandidateArea ranking_area(unsigned char* raw, const float* values, const int* keys) {
     CandidateArea a;
     a.selection = reinterpret_cast<unsigned long long*>(raw);

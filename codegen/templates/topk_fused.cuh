@@ -83,8 +83,9 @@ __device__ __forceinline__ void threshold_row(const TopkFusedParams& p, int row,
 
 // NOTES (H100, 2026-12-05): the candidates are copied to shared memory first (40 KiB a row at
 // k = 2048, three 512-thread blocks to an SM). Smaller blocks with more rows in flight measured
-// slower: 128 threads reading the buffer in place in every pass took 1.37x this kernel's time, and
-// 128 threads holding the candidates in registers (111 registers, four blocks to an SM) 1.2-1.35x.
+// slower: 128 threads reading the buffer in place in every pass took 1.13-1.46x this kernel's time,
+// and 128 threads holding the candidates in registers (111 registers, four blocks to an SM)
+// 1.13-1.37x. ncu: this kernel is issue-bound (73% of issue slots busy), not short of rows in flight.
 template <int kBlock>
 __device__ __forceinline__ void candidates_row(const TopkFusedParams& p, int row, const GatherSlots& slots,
                                                const CandidateArea& a, RadixState& s, int* slot_counter) {

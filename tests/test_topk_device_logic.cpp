@@ -90,7 +90,7 @@ RowResult run_candidates_row(const CandidateRow& row, bool sorted) {
     p.sort_by_logit = sorted ? 1 : 0;
     std::vector<unsigned char> raw(static_cast<std::size_t>(MQA_TOPK_CANDIDATES_SHARED_BYTES(row.k, row.capacity)));
     const mqa_topk::GatherSlots slots = mqa_topk::gather_slots(raw.data(), row.k, row.capacity);
-    const mqa_topk::CandidateArea area = mqa_topk::ranking_area(raw.data(), slots.values, slots.keys);
+    const mqa_topk::CandidateArea area = mqa_topk::ranking_area(raw.data(), slots.ordered, slots.keys);
     mqa_topk::RadixState state{};
     int slot_counter = 0;
     cuda_emulator::run_block(mqa_topk::kThreads, [&] {
@@ -340,7 +340,7 @@ void check_unfused_select(std::vector<float> row_logits, int lo, int hi, int k, 
     p.capacity = capacity;
     std::vector<unsigned char> raw(static_cast<std::size_t>(MQA_TOPK_CANDIDATES_SHARED_BYTES(k, capacity)));
     const mqa_topk::GatherSlots slots = mqa_topk::gather_slots(raw.data(), k, capacity);
-    const mqa_topk::CandidateArea area = mqa_topk::ranking_area(raw.data(), slots.values, slots.keys);
+    const mqa_topk::CandidateArea area = mqa_topk::ranking_area(raw.data(), slots.ordered, slots.keys);
     auto state = std::make_unique<mqa_topk::RadixState>();
     int counter = 0;
     cuda_emulator::run_block(mqa_topk::kThreads, [&] { mqa_topk::select_row(p, 0, *state, slots, area, &counter); });

@@ -18,7 +18,7 @@ static_assert(MQA_TOPK_MAX_K == 4096 && MQA_TOPK_SELECTION_BYTES(2048) == 8 * kR
 // A row's candidates and the shared memory of their ranking: the bitmap and its word prefixes for
 // the key-order output, or the selection for the sort.
 struct CandidateArea {
-    const float* values;
+    const unsigned* ordered;           // orderable_key() of each candidate's logit
     const int* keys;
     unsigned* bitmap;                  // [kRankWords]
     int* word_prefix;                  // [kRankWords]
@@ -26,26 +26,28 @@ struct CandidateArea {
 };
 
 // The ranking's shared memory at the start of raw, and where the candidates lie.
-__device__ __forceinline__ CandidateArea ranking_area(unsigned char* raw, const float* values, const int* keys) {
+__device__ __forceinline__ CandidateArea ranking_area(unsigned char* raw, const unsigned* ordered, const int* keys) {
     CandidateArea a;
     a.selection = reinterpret_cast<unsigned long long*>(raw);
     a.bitmap = reinterpret_cast<unsigned*>(raw);
     a.word_prefix = reinterpret_cast<int*>(raw) + kRankWords;
-    a.values = values;
+    a.ordered = ordered;
     a.keys = keys;
     return a;
 }
 
 // Where the unfused select gathers a row's candidates: past the ranking in the same shared memory.
+// NOTES: the logits are kept as their orderable keys, so that no pass recomputes them (the fused
+// select is issue-bound: H100, 2026-12-05).
 struct GatherSlots {
-    float* values;  // [capacity]
-    int* keys;      // [capacity]
+    unsigned* ordered;  // [capacity]: orderable_key() of the logit
+    int* keys;          // [capacity]
 };
 
 // NOTES: sized by k, not MQA_TOPK_MAX_K: 16 KiB less at k <= 2048 lets more blocks share an SM.
 __device__ __forceinline__ GatherSlots gather_slots(unsigned char* raw, int k, int capacity) {
-    float* values = reinterpret_cast<float*>(raw + MQA_TOPK_SELECTION_BYTES(k));
-    return GatherSlots{values, reinterpret_cast<int*>(values + capacity)};
+    unsigned* ordered = reinterpret_cast<unsigned*>(raw + MQA_TOPK_SELECTION_BYTES(k));
+    return GatherSlots{ordered, reinterpret_cast<int*>(ordered + capacity)};
 }
 
 struct Selected {
@@ -55,7 +57,7 @@ struct Selected {
 
     __device__ __forceinline__ bool operator()(const CandidateArea& a, int i) const {
         if (all) return true;
-        const unsigned key = orderable_key(a.values[i]);
+        const unsigned key = a.ordered[i];
         return key > threshold || (key == threshold && ~static_cast<unsigned>(a.keys[i]) >= index_cut);
     }
 };
@@ -67,7 +69,7 @@ __device__ __forceinline__ void candidate_key_range(const CandidateArea& a, int 
     smallest = 0xffffffffu;
     largest = 0u;
     for (int i = threadIdx.x; i < count; i += kBlock) {
-        const unsigned key = orderable_key(a.values[i]);
+        const unsigned key = a.ordered[i];
         smallest = key < smallest ? key : smallest;
         largest = key > largest ? key : largest;
     }
@@ -84,7 +86,7 @@ template <int kBlock>
 __device__ __forceinline__ Selected select_candidates(const CandidateArea& a, int count, int need, unsigned smallest,
                                                       unsigned largest, RadixState& s) {
     const auto offset_at = [&a, smallest](int i, unsigned& offset) {
-        offset = orderable_key(a.values[i]) - smallest;
+        offset = a.ordered[i] - smallest;
         return true;
     };
     RadixProgress progress = radix_start(need);
@@ -108,7 +110,7 @@ __device__ __forceinline__ Selected select_candidates(const CandidateArea& a, in
             count,
             [&a, threshold](int i, unsigned& key) {
                 key = ~static_cast<unsigned>(a.keys[i]);
-                return orderable_key(a.values[i]) == threshold;
+                return a.ordered[i] == threshold;
             },
             progress.remaining, s, chosen.index_cut, unused);
     }
@@ -157,7 +159,7 @@ __device__ __forceinline__ void write_in_key_order(const CandidateArea& a, int c
                 const int rank =
                     written + a.word_prefix[word] + __popc(a.bitmap[word] & ((1u << (offset % 32)) - 1u));
                 indices[rank] = a.keys[i];
-                if (values != nullptr) values[rank] = logit_of_key(orderable_key(a.values[i]));
+                if (values != nullptr) values[rank] = logit_of_key(a.ordered[i]);
             }
         }
         written += total;
@@ -165,7 +167,7 @@ __device__ __forceinline__ void write_in_key_order(const CandidateArea& a, int c
     }
 }
 
-// Appends (key, value) to the slots when `keep`, at a slot counted by `counter` (shared memory):
+// Appends (key, orderable_key(value)) to the slots when `keep`, at a slot counted by `counter` (shared memory):
 // one atomicAdd per warp. Every lane of the warp calls it.
 __device__ __forceinline__ void append_candidate(const GatherSlots& slots, int* counter, int capacity, bool keep,
                                                  int key, float value) {
@@ -178,7 +180,7 @@ __device__ __forceinline__ void append_candidate(const GatherSlots& slots, int* 
     first = __shfl_sync(kFullMask, first, leader);
     const int slot = first + __popc(keeping & ((1u << lane) - 1u));
     if (keep && slot < capacity) {
-        slots.values[slot] = value;
+        slots.ordered[slot] = orderable_key(value);
         slots.keys[slot] = key;
     }
 }
@@ -197,7 +199,7 @@ __device__ __forceinline__ void write_top(const CandidateArea& a, int count, int
         __syncthreads();
         for (int i = threadIdx.x; i < count; i += kBlock) {
             if (selected(a, i))
-                a.selection[atomicAdd(slot_counter, 1)] = selection_entry(orderable_key(a.values[i]), a.keys[i]);
+                a.selection[atomicAdd(slot_counter, 1)] = selection_entry(a.ordered[i], a.keys[i]);
         }
         sort_selection<kBlock>(a.selection, need);
         for (int t = threadIdx.x; t < need; t += kBlock) {

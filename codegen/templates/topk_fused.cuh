@@ -116,9 +116,9 @@ __device__ __forceinline__ void candidates_row(const TopkFusedParams& p, int row
             for (int u = 0; u < kUnroll; ++u) {
                 const int i = first + u * kBlock;
                 if (i < count) {
-                    slots.values[i] = value[u];
-                    slots.keys[i] = key[u];
                     const unsigned ordered = orderable_key(value[u]);
+                    slots.ordered[i] = ordered;
+                    slots.keys[i] = key[u];
                     at_or_above += ordered >= threshold_key;
                     smallest = ordered < smallest ? ordered : smallest;
                     largest = ordered > largest ? ordered : largest;
@@ -168,7 +168,7 @@ __device__ __forceinline__ void candidates_row(const TopkFusedParams& p, int row
         __shared__ int slot_counter;                                                                            \
         extern __shared__ __align__(16) unsigned char raw[];                                                    \
         const mqa_topk::GatherSlots slots = mqa_topk::gather_slots(raw, p.k, p.capacity);                       \
-        const mqa_topk::CandidateArea area = mqa_topk::ranking_area(raw, slots.values, slots.keys);             \
+        const mqa_topk::CandidateArea area = mqa_topk::ranking_area(raw, slots.ordered, slots.keys);             \
         for (int row = blockIdx.x; row < p.rows; row += gridDim.x)                                              \
             mqa_topk::candidates_row<mqa_topk::kThreads>(p, row, slots, area, shared, &slot_counter);            \
     }

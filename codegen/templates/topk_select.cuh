@@ -150,7 +150,7 @@ __device__ __forceinline__ void select_row(const TopkSelectParams& p, int row, R
         __shared__ int counter;                                                                               \
         extern __shared__ __align__(16) unsigned char raw[];                                                  \
         const mqa_topk::GatherSlots slots = mqa_topk::gather_slots(raw, p.k, p.capacity);                     \
-        const mqa_topk::CandidateArea area = mqa_topk::ranking_area(raw, slots.values, slots.keys);           \
+        const mqa_topk::CandidateArea area = mqa_topk::ranking_area(raw, slots.ordered, slots.keys);           \
         for (int row = blockIdx.x; row < p.rows; row += gridDim.x) {                                          \
             if (p.only_rows == nullptr || p.only_rows[row] != 0)                                              \
                 mqa_topk::select_row(p, row, shared, slots, area, &counter);                                  \

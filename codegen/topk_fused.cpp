@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "topk_select_params.cuh"
+#include "codegen/topk_select.hpp"
 
 namespace mqajit {
 
@@ -15,18 +15,12 @@ LaunchConfig topk_sample_launch_config(std::int64_t sample_len, int head_dim, st
 }
 
 LaunchConfig topk_thresholds_launch_config(std::int64_t rows) {
-    LaunchConfig config;
-    config.grid_x = static_cast<unsigned>(std::clamp<std::int64_t>(rows, 1, 1 << 20));
-    config.block_x = MQA_TOPK_FUSED_THREADS;
-    return config;
+    return topk_block_per_row(rows, MQA_TOPK_THRESHOLDS_THREADS);
 }
 
 LaunchConfig topk_candidates_launch_config(std::int64_t rows, int k, int capacity) {
-    LaunchConfig config;
-    config.grid_x = static_cast<unsigned>(std::clamp<std::int64_t>(rows, 1, 1 << 20));
-    config.block_x = MQA_TOPK_THREADS;
-    config.dynamic_shared_bytes = static_cast<std::size_t>(MQA_TOPK_CANDIDATES_SHARED_BYTES(k, capacity));
-    return config;
+    return topk_block_per_row(rows, MQA_TOPK_THREADS,
+                              static_cast<std::size_t>(MQA_TOPK_CANDIDATES_SHARED_BYTES(k, capacity)));
 }
 
 }  // namespace mqajit

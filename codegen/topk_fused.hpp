@@ -15,7 +15,7 @@ inline constexpr const char* kTopkCandidatesKernelName = "mqa_topk_candidates";
 
 // Grid-stride copies of the sample keys, scales and windows.
 LaunchConfig topk_sample_launch_config(std::int64_t sample_len, int head_dim, std::int64_t rows);
-// One block of MQA_TOPK_FUSED_THREADS per row.
+// One block of MQA_TOPK_THRESHOLDS_THREADS per row.
 LaunchConfig topk_thresholds_launch_config(std::int64_t rows);
 // One block of MQA_TOPK_THREADS per row, with the candidates and the ranking bitmap in dynamic
 // shared memory (MQA_TOPK_CANDIDATES_SHARED_BYTES: the bitmap or the sort's selection, and capacity

@@ -241,8 +241,8 @@ TEST_CASE("topk device logic: thresholds are the sample's rank that 1.6 k keys o
         p.thresholds = &threshold;
         p.counts = &count;
         mqa_topk::RadixState state{};
-        cuda_emulator::run_block(MQA_TOPK_FUSED_THREADS,
-                                 [&] { mqa_topk::threshold_row<MQA_TOPK_FUSED_THREADS>(p, 0, state); });
+        cuda_emulator::run_block(MQA_TOPK_THRESHOLDS_THREADS,
+                                 [&] { mqa_topk::threshold_row<MQA_TOPK_THRESHOLDS_THREADS>(p, 0, state); });
         INFO(fmt::format("window [{}, {})", r.lo, r.hi));
         const int window = r.hi - r.lo, sample_window = sample_end - sample_start;
         if (window <= capacity) {

@@ -149,19 +149,19 @@ __device__ __forceinline__ void candidates_row(const TopkFusedParams& p, int row
 
 }  // namespace mqa_topk
 
-// The thresholds: one block of MQA_TOPK_FUSED_THREADS per row at a time (a row's sample is about a
-// thousand keys: small blocks keep more rows in flight). The candidate select: one block of
+// The thresholds: one block of MQA_TOPK_THRESHOLDS_THREADS per row at a time (a row's sample is
+// about a thousand keys: small blocks keep more rows in flight). The candidate select: one block of
 // kThreads per row, the candidates and the ranking in dynamic shared memory
 // (MQA_TOPK_CANDIDATES_SHARED_BYTES).
 #define MQA_TOPK_FUSED_KERNELS(sample_name, thresholds_name, candidates_name)                                   \
     extern "C" __global__ void __launch_bounds__(256) sample_name(const TopkFusedParams p) {                    \
         mqa_topk::sample_kv(p);                                                                                 \
     }                                                                                                           \
-    extern "C" __global__ void __launch_bounds__(MQA_TOPK_FUSED_THREADS, MQA_TOPK_FUSED_MIN_BLOCKS)             \
+    extern "C" __global__ void __launch_bounds__(MQA_TOPK_THRESHOLDS_THREADS, MQA_TOPK_THRESHOLDS_MIN_BLOCKS)   \
         thresholds_name(const TopkFusedParams p) {                                                              \
         __shared__ mqa_topk::RadixState shared;                                                                 \
         for (int row = blockIdx.x; row < p.rows; row += gridDim.x)                                              \
-            mqa_topk::threshold_row<MQA_TOPK_FUSED_THREADS>(p, row, shared);                                    \
+            mqa_topk::threshold_row<MQA_TOPK_THRESHOLDS_THREADS>(p, row, shared);                               \
     }                                                                                                           \
     extern "C" __global__ void __launch_bounds__(mqa_topk::kThreads, 3) candidates_name(const TopkFusedParams p) { \
         __shared__ mqa_topk::RadixState shared;                                                                 \

@@ -4,8 +4,8 @@
 // row (the host offsets them for a block of rows).
 
 // Threads of a thresholds block (one row at a time), and the blocks per SM its registers are sized for.
-#define MQA_TOPK_FUSED_THREADS 128
-#define MQA_TOPK_FUSED_MIN_BLOCKS 8
+#define MQA_TOPK_THRESHOLDS_THREADS 128
+#define MQA_TOPK_THRESHOLDS_MIN_BLOCKS 8
 
 struct TopkFusedParams {
     // The call's operands.

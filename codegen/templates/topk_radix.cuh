@@ -117,19 +117,36 @@ __device__ __forceinline__ int radix_at_or_above(const RadixProgress& progress, 
     return k - progress.remaining + progress.in_prefix;
 }
 
-// One digit of a radix select: add_keys(histogram, prefix, prefix_mask, shift, digit_mask) adds to
-// bin (key >> shift) & digit_mask every present key with (key & prefix_mask) == prefix; then the
-// bin holding the remaining-th largest key narrows `progress` (bits [shift, shift + bits), bits <=
-// 11). Every thread of the block must call it.
-template <int kBlock, class AddKeys>
-__device__ __forceinline__ void radix_digit_with(const AddKeys& add_keys, int shift, int bits,
-                                                 RadixProgress& progress, RadixState& s) {
+// One digit of a radix select over items [0, count): bits [shift, shift + bits) of the keys
+// (bits <= 11) narrow `progress` to the bin holding its remaining-th largest key. key_at(i, key)
+// sets item i's key and says whether the item is present. Every thread of the block must call it.
+template <int kBlock = kThreads, class KeyAt>
+__device__ __forceinline__ void radix_digit(int count, const KeyAt& key_at, int shift, int bits,
+                                            RadixProgress& progress, RadixState& s) {
     static_assert(kValidBlock<kBlock>, "a block of whole warps, at most kThreads");
     constexpr int kBinsPerThread = kBins / kBlock;
     const unsigned digit_mask = (1u << bits) - 1u;
+    const unsigned prefix = progress.prefix, prefix_mask = progress.prefix_mask;
     for (int i = threadIdx.x; i < kBins; i += kBlock) s.histogram[i] = 0;
     __syncthreads();
-    add_keys(s.histogram, progress.prefix, progress.prefix_mask, shift, digit_mask);
+    // NOTES: eight independent loads in flight per thread before their atomics; a lone load per
+    // iteration leaves the pass waiting on memory latency.
+    constexpr int kUnroll = 8;
+    for (int base = threadIdx.x; base < count; base += kUnroll * kBlock) {
+        unsigned keys[kUnroll];
+        bool present[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            const int i = base + u * kBlock;
+            keys[u] = 0;
+            present[u] = i < count && key_at(i, keys[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            if (present[u] && (keys[u] & prefix_mask) == prefix)
+                atomicAdd(&s.histogram[(keys[u] >> shift) & digit_mask], 1);
+        }
+    }
     __syncthreads();
     // Bins from the top: thread t owns kBinsPerThread of them from kBins-1-kBinsPerThread*t down.
     int counts[kBinsPerThread], owned = 0;
@@ -155,35 +172,6 @@ __device__ __forceinline__ void radix_digit_with(const AddKeys& add_keys, int sh
     progress.prefix_mask |= digit_mask << shift;
     progress.in_prefix = s.found_count;
     __syncthreads();  // found_* are read before the next pass may write them
-}
-
-// One digit of a radix select over items [0, count): key_at(i, key) sets item i's key and says
-// whether the item is present. Every thread of the block must call it.
-template <int kBlock = kThreads, class KeyAt>
-__device__ __forceinline__ void radix_digit(int count, const KeyAt& key_at, int shift, int bits,
-                                            RadixProgress& progress, RadixState& s) {
-    const auto add_keys = [count, &key_at](int* histogram, unsigned prefix, unsigned prefix_mask, int shift,
-                                           unsigned digit_mask) {
-        // NOTES: eight independent loads in flight per thread before their atomics; a lone load per
-        // iteration leaves the pass waiting on memory latency.
-        constexpr int kUnroll = 8;
-        for (int base = threadIdx.x; base < count; base += kUnroll * kBlock) {
-            unsigned keys[kUnroll];
-            bool present[kUnroll];
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u) {
-                const int i = base + u * kBlock;
-                keys[u] = 0;
-                present[u] = i < count && key_at(i, keys[u]);
-            }
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u) {
-                if (present[u] && (keys[u] & prefix_mask) == prefix)
-                    atomicAdd(&histogram[(keys[u] >> shift) & digit_mask], 1);
-            }
-        }
-    };
-    radix_digit_with<kBlock>(add_keys, shift, bits, progress, s);
 }
 
 // Digit `pass` (0, 1, 2: bits 31-21, 20-10, 9-0) of a radix select over whole 32-bit keys.

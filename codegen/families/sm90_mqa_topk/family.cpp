@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "codegen/families/sm90_mqa_logits/family.hpp"
+#include "codegen/families/sm90_mqa_logits/resources.hpp"
 #include "codegen/family_support.hpp"
 
 namespace mqajit {
@@ -25,7 +26,7 @@ public:
     }
 
     std::size_t shared_bytes(const Variant& v, int heads, int head_dim) const override {
-        return twin().shared_bytes(logits_twin(v), heads, head_dim) + static_cast<std::size_t>(sm90_topk_stage_bytes(v));
+        return static_cast<std::size_t>(sm90_topk_shared_bytes(v, heads, head_dim));
     }
 
     LaunchPlan plan(const Variant& v, const ProblemShape& shape, const DeviceLimits& limits,
@@ -53,6 +54,10 @@ std::int64_t sm90_topk_stage_bytes(const Variant& variant) {
     const std::int64_t warps = 4 * std::int64_t{variant.warps};
     const std::int64_t entries = kSm90TopkStageTiles * 16 * std::int64_t{variant.bkv / 64};
     return warps * variant.rows * (entries * 8 + 4);
+}
+
+std::int64_t sm90_topk_shared_bytes(const Variant& variant, int heads, int head_dim) {
+    return wgmma_shared_bytes(with_op(variant, MatrixOp::wgmma), heads, head_dim) + sm90_topk_stage_bytes(variant);
 }
 
 const MqaTopkFamily& sm90_mqa_topk_family() {

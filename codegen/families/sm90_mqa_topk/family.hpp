@@ -19,5 +19,7 @@ Variant with_op(Variant variant, MatrixOp op);
 // entries and a count.
 inline constexpr int kSm90TopkStageTiles = 8;  // MQA_TOPK_STAGE_TILES
 std::int64_t sm90_topk_stage_bytes(const Variant& variant);
+// A twgmma variant's whole dynamic shared memory: its wgmma twin's and the stage.
+std::int64_t sm90_topk_shared_bytes(const Variant& variant, int heads, int head_dim);
 
 }  // namespace mqajit

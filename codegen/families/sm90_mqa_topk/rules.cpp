@@ -25,7 +25,7 @@ public:
         }
         const Support twin_support = twin().check(arch, heads, head_dim, with_op(v, MatrixOp::wgmma));
         if (!twin_support.ok) return twin_support;
-        const std::int64_t bytes = wgmma_shared_bytes(with_op(v, MatrixOp::wgmma), heads, head_dim) + sm90_topk_stage_bytes(v);
+        const std::int64_t bytes = sm90_topk_shared_bytes(v, heads, head_dim);
         if (bytes > kSm90MaxSharedBytes) {
             return unsupported("shared memory {} B with the candidate stage exceeds {} B (227 KiB on sm_90a); lower lds or bkv",
                                bytes, kSm90MaxSharedBytes);

@@ -59,7 +59,8 @@ struct RowResult {
     int failed, fallback_start, fallback_end;
 };
 
-RowResult run_candidates_row(const CandidateRow& row, bool sorted) {
+// Without values (`with_values` false) the kernel writes indices only: another output path.
+RowResult run_candidates_row(const CandidateRow& row, bool sorted, bool with_values) {
     const int stored = std::min<int>(static_cast<int>(row.candidates.size()), row.capacity);
     std::vector<int> keys(static_cast<std::size_t>(row.capacity), -7);
     std::vector<float> values(static_cast<std::size_t>(row.capacity), NAN);
@@ -86,7 +87,7 @@ RowResult run_candidates_row(const CandidateRow& row, bool sorted) {
     p.fallback_starts = &result.fallback_start;
     p.fallback_ends = &result.fallback_end;
     p.indices = result.indices.data();
-    p.values = result.values.data();
+    p.values = with_values ? result.values.data() : nullptr;
     p.sort_by_logit = sorted ? 1 : 0;
     std::vector<unsigned char> raw(static_cast<std::size_t>(MQA_TOPK_CANDIDATES_SHARED_BYTES(row.k, row.capacity)));
     const mqa_topk::GatherSlots slots = mqa_topk::gather_slots(raw.data(), row.k, row.capacity);
@@ -115,8 +116,9 @@ CandidateRow make_row(std::mt19937_64& rng, int lo, int hi, int k, int capacity,
     return row;
 }
 
-void check_row(const CandidateRow& row, bool sorted, bool must_fail) {
-    const RowResult got = run_candidates_row(row, sorted);
+void check_row(const CandidateRow& row, bool sorted, bool must_fail, bool with_values = true) {
+    CAPTURE(with_values);
+    const RowResult got = run_candidates_row(row, sorted, with_values);
     const int need = std::min(row.k, row.hi - row.lo);
     CHECK(got.failed == (must_fail ? 1 : 0));
     CHECK(got.fallback_start == (must_fail ? row.lo : 0));
@@ -133,7 +135,8 @@ void check_row(const CandidateRow& row, bool sorted, bool must_fail) {
         const int want_key = filled ? want[static_cast<std::size_t>(t)].key : -1;
         const float want_value = filled ? want[static_cast<std::size_t>(t)].value : kNegativeInfinity;
         const auto slot = static_cast<std::size_t>(t);
-        if (got.indices[slot] != want_key || !(got.values[slot] == want_value)) {
+        const bool value_right = with_values ? got.values[slot] == want_value : std::isnan(got.values[slot]);
+        if (got.indices[slot] != want_key || !value_right) {
             if (wrong++ == 0) {
                 first = fmt::format("slot {}: got key {} value {}, want key {} value {}", t, got.indices[slot],
                                     got.values[slot], want_key, want_value);
@@ -172,8 +175,9 @@ TEST_CASE("topk device logic: the select over candidates keeps the top k by the 
             INFO(fmt::format("{} (window [{}, {}), k {}, {} candidates), sorted={}", s.what, s.lo, s.hi, s.k, s.count,
                              sorted));
             const int need = std::min(s.k, s.hi - s.lo);
-            check_row(make_row(rng, s.lo, s.hi, s.k, s.capacity, s.count, s.distinct_values), sorted,
-                      s.count > s.capacity || s.count < need);
+            const CandidateRow row = make_row(rng, s.lo, s.hi, s.k, s.capacity, s.count, s.distinct_values);
+            for (const bool with_values : {true, false})
+                check_row(row, sorted, s.count > s.capacity || s.count < need, with_values);
         }
     }
 }
@@ -191,7 +195,8 @@ TEST_CASE("topk device logic: the select takes every key equal to the k-th when 
         else v = -1.0f - static_cast<float>(i);
     }
     std::shuffle(row.candidates.begin(), row.candidates.end(), rng);
-    for (const bool sorted : {false, true}) check_row(row, sorted, false);
+    for (const bool sorted : {false, true})
+        for (const bool with_values : {true, false}) check_row(row, sorted, false, with_values);
 }
 
 TEST_CASE("topk device logic: candidates below the threshold in key order (negative NaN) do not count") {
@@ -312,12 +317,15 @@ TEST_CASE("topk device logic: the sample takes every stride-th key, its scale, a
 // The unfused select of row 0 of a [2, num_kv] logits matrix (row 1 masked out), against a sort.
 // `capacity` candidate slots decide which path it takes: gathered after the first digit or the
 // second, or (more keys share the k-th's prefix than fit) the pass in index order.
-void check_unfused_select(std::vector<float> row_logits, int lo, int hi, int k, int capacity, bool sorted) {
+// Without values (`with_values` false) the select writes indices only: another output path.
+void check_unfused_select(std::vector<float> row_logits, int lo, int hi, int k, int capacity, bool sorted,
+                          bool with_values) {
     const int num_kv = static_cast<int>(row_logits.size()), rows = 2;
     CAPTURE(num_kv);
     CAPTURE(k);
     CAPTURE(capacity);
     CAPTURE(sorted);
+    CAPTURE(with_values);
     std::vector<float> logits = row_logits;
     logits.resize(static_cast<std::size_t>(rows) * num_kv, 1.0f);
     std::vector<int> starts = {lo, 0}, ends = {hi, num_kv}, only = {1, 0};
@@ -328,7 +336,7 @@ void check_unfused_select(std::vector<float> row_logits, int lo, int hi, int k, 
     p.cu_starts = starts.data();
     p.cu_ends = ends.data();
     p.indices = indices.data();
-    p.values = values.data();
+    p.values = with_values ? values.data() : nullptr;
     p.only_rows = only.data();
     p.logits_stride = num_kv;
     p.indices_stride = k;
@@ -354,7 +362,8 @@ void check_unfused_select(std::vector<float> row_logits, int lo, int hi, int k, 
         const int want_key = filled ? want[static_cast<std::size_t>(t)].key : -1;
         const float want_value = filled ? want[static_cast<std::size_t>(t)].value : kNegativeInfinity;
         const auto slot = static_cast<std::size_t>(t);
-        wrong += indices[slot] != want_key || !(values[slot] == want_value);
+        const bool value_right = with_values ? values[slot] == want_value : std::isnan(values[slot]);
+        wrong += indices[slot] != want_key || !value_right;
     }
     CHECK(wrong == 0);
     CHECK(std::all_of(indices.begin() + k, indices.end(), [](int i) { return i == -99; }));
@@ -371,12 +380,17 @@ TEST_CASE("topk device logic: the unfused select matches a sort on each of its p
     // All in [1, 1.0078): one first digit, and about 1/8 of them per second-digit bin.
     for (float& v : narrow) v = 1.0f + std::ldexp(static_cast<float>(rng() % 65536), -23);
     for (const bool sorted : {false, true}) {
-        check_unfused_select(continuous, 100, 8500, k, 4032, sorted);  // gathered after the first digit
-        check_unfused_select(narrow, 0, num_kv, k, 4032, sorted);      // after the second
-        check_unfused_select(levels, 100, 8500, k, 1000, sorted);      // after the first, with ties
-        check_unfused_select(levels, 100, 8500, k, 700, sorted);       // ties that never fit: index order
-        check_unfused_select(equal, 17, 9000, k, 4032, sorted);        // all equal: index order
-        check_unfused_select(continuous, 100, 700, k, 4032, sorted);   // a window of fewer than k keys
-        check_unfused_select(continuous, 100, 1500, k, 4032, sorted);  // up to 2 k keys: index order
+        for (const bool with_values : {true, false}) {
+            const auto check = [&](const std::vector<float>& logits, int lo, int hi, int capacity) {
+                check_unfused_select(logits, lo, hi, k, capacity, sorted, with_values);
+            };
+            check(continuous, 100, 8500, 4032);  // gathered after the first digit
+            check(narrow, 0, num_kv, 4032);      // after the second
+            check(levels, 100, 8500, 1000);      // after the first, with ties
+            check(levels, 100, 8500, 700);       // ties that never fit: index order
+            check(equal, 17, 9000, 4032);        // all equal: index order
+            check(continuous, 100, 700, 4032);   // a window of fewer than k keys
+            check(continuous, 100, 1500, 4032);  // up to 2 k keys: index order
+        }
     }
 }

@@ -12,7 +12,11 @@ triton.testing.do_bench (L2 flushed before every run, median), interleaved over 
   torch_topk   mqa_logits plus torch.topk(k=2048), for reference
 --long adds S = 1024 and 4096 over N = 65536, 131072, 262144 and 1048576: mqa_topk's time and peak memory
 (torch.cuda.max_memory_allocated over the inputs) with its default 512 MiB workspace, both paths.
---profile adds, per shape, the fused path's time per kernel (torch.profiler over 5 calls).
+--profile adds, per shape, the fused path's time per kernel (torch.profiler over 10 calls on the timed
+shape's own inputs, each after an L2 flush, queued back to back as do_bench queues them), and per call
+the sum of its kernels and its span (first kernel's start to last kernel's end): a span above the sum
+is the GPU idle inside a call.
+--fused-variant HEADS=NAME (repeatable) adds `fused_variant`: the fused path with that twgmma kernel.
 """
 
 import argparse
@@ -40,8 +44,8 @@ def problem(seq_len, num_kv, heads):
     return q, (kv, scales), weights, starts, ends
 
 
-def time_shape(seq_len, num_kv, heads, k, rounds):
-    args = problem(seq_len, num_kv, heads)
+def time_shape(args, k, rounds, fused_variant=None):
+    seq_len = args[0].shape[0]
     logits = mqajit.mqa_logits(*args, clean_logits=False)
     indices = torch.empty(seq_len, k, dtype=torch.int32, device="cuda")
     calls = {
@@ -52,6 +56,8 @@ def time_shape(seq_len, num_kv, heads, k, rounds):
         "fused_sorted": lambda: mqajit.mqa_topk(*args, k=k, out=indices, sorted=True, path="fused"),
         "torch_topk": lambda: (mqajit.mqa_logits(*args, clean_logits=False, out=logits), torch.topk(logits, k, dim=1)),
     }
+    if fused_variant:
+        calls["fused_variant"] = lambda: mqajit.mqa_topk(*args, k=k, out=indices, path="fused", variant=fused_variant)
     samples = {name: [] for name in calls}
     for _ in range(rounds):
         for name, call in calls.items():
@@ -59,22 +65,38 @@ def time_shape(seq_len, num_kv, heads, k, rounds):
     return {name: min(values) for name, values in samples.items()}
 
 
-def profile_fused(seq_len, num_kv, heads, k, calls=5):
-    """Device time per kernel name of the fused path, averaged over `calls` calls (after a warm-up)."""
-    args = problem(seq_len, num_kv, heads)
+def profile_fused(args, k, calls=10):
+    """Device time per kernel name of the fused path, averaged over `calls` calls, and each call's kernel
+    sum and span, under do_bench's conditions: the same inputs, an L2 flush before every call, calls
+    queued back to back."""
+    seq_len = args[0].shape[0]
     indices = torch.empty(seq_len, k, dtype=torch.int32, device="cuda")
+    flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
     mqajit.mqa_topk(*args, k=k, out=indices, path="fused")
     torch.cuda.synchronize()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profiler:
         for _ in range(calls):
+            flush.zero_()
             mqajit.mqa_topk(*args, k=k, out=indices, path="fused")
         torch.cuda.synchronize()
-    per_kernel = {}
-    for event in profiler.events():
-        if event.device_type == torch.autograd.DeviceType.CUDA:
-            name = event.name[:48]
-            per_kernel[name] = per_kernel.get(name, 0.0) + event.device_time_total / calls
-    return per_kernel
+    kernels = sorted((e for e in profiler.events() if e.device_type == torch.autograd.DeviceType.CUDA),
+                     key=lambda e: e.time_range.start)
+    per_kernel, per_call, current = {}, [], None
+    for event in kernels:
+        if "Fill" in event.name:  # the flush: the next call starts after it
+            current = None
+            continue
+        if current is None:
+            current = {"sum": 0.0, "start": event.time_range.start, "end": event.time_range.end}
+            per_call.append(current)
+        current["sum"] += event.device_time_total
+        current["end"] = max(current["end"], event.time_range.end)
+        name = event.name[:48]
+        per_kernel[name] = per_kernel.get(name, 0.0) + event.device_time_total / calls
+    sums = [c["sum"] for c in per_call]
+    spans = [c["end"] - c["start"] for c in per_call]
+    return per_kernel, {"kernel_sum_us": statistics.median(sums), "span_us": statistics.median(spans),
+                        "calls": len(per_call)}
 
 
 def long_context(heads, k):
@@ -109,7 +131,9 @@ def main():
     parser.add_argument("--long", action="store_true")
     parser.add_argument("--k", type=int, default=2048)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--fused-variant", action="append", default=[], metavar="HEADS=NAME")
     options = parser.parse_args()
+    fused_variants = {int(h): name for h, name in (item.split("=", 1) for item in options.fused_variant)}
     print(f"{torch.cuda.get_device_name()}, k={options.k}, causal, clean_logits=False, do_bench median (L2 flushed), "
           f"best of {options.rounds} rounds", flush=True)
     print("  H     S      N  logits us   bar us  fused us  unfused us  f.sorted us  torch.topk us  fused/bar  "
@@ -117,23 +141,29 @@ def main():
     rows = []
     for heads, shapes in ((32, H32_SHAPES), (64, H64_SHAPES)):
         for seq_len, num_kv in shapes:
-            t = time_shape(seq_len, num_kv, heads, options.k, options.rounds)
+            args = problem(seq_len, num_kv, heads)
+            t = time_shape(args, options.k, options.rounds, fused_variants.get(heads))
             rows.append(dict(heads=heads, seq_len=seq_len, seq_len_kv=num_kv, **t))
             print(f"{heads:3d} {seq_len:5d} {num_kv:6d} {t['logits']:10.1f} {t['bar']:8.1f} {t['fused']:9.1f} "
                   f"{t['unfused']:11.1f} {t['fused_sorted']:12.1f} {t['torch_topk']:14.1f} {t['fused'] / t['bar']:10.3f} "
                   f"{t['unfused'] / t['bar']:12.3f} {t['fused_sorted'] / t['bar']:13.3f} "
                   f"{t['fused'] / t['torch_topk']:12.3f}", flush=True)
+            if "fused_variant" in t:
+                print(f"    fused with {fused_variants[heads]}: {t['fused_variant']:.1f} us, "
+                      f"{t['fused_variant'] / t['fused']:.3f} x the default fused, "
+                      f"{t['fused_variant'] / t['bar']:.3f} x the bar", flush=True)
+            if options.profile:
+                kernels, spans = profile_fused(args, options.k)
+                rows[-1]["fused_kernels_us"] = kernels
+                rows[-1]["fused_call_profile"] = spans
+                parts = ", ".join(f"{name} {us:.1f}" for name, us in sorted(kernels.items(), key=lambda item: -item[1]))
+                print(f"    fused per kernel (us): {parts}; per call: kernel sum {spans['kernel_sum_us']:.1f}, span "
+                      f"{spans['span_us']:.1f} (median of {spans['calls']}), do_bench {t['fused']:.1f}", flush=True)
+            del args
     for heads in (32, 64):
         for path in ("fused", "unfused"):
             ratios = [r[path] / r["bar"] for r in rows if r["heads"] == heads]
             print(f"H={heads}: {path} / bar geometric mean {statistics.geometric_mean(ratios):.3f}", flush=True)
-    if options.profile:
-        for row in rows:
-            kernels = profile_fused(row["seq_len"], row["seq_len_kv"], row["heads"], options.k)
-            row["fused_kernels_us"] = kernels
-            parts = ", ".join(f"{name} {us:.1f}" for name, us in sorted(kernels.items(), key=lambda item: -item[1]))
-            print(f"fused H={row['heads']} S={row['seq_len']} N={row['seq_len_kv']} per kernel (us): {parts}",
-                  flush=True)
     long_rows = long_context(32, options.k) + long_context(64, options.k) if options.long else []
     if options.json:
         with open(options.json, "w") as f:

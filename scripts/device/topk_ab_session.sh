@@ -8,7 +8,8 @@
 # the logs and JSON come back as $OUT/topk_ab.tgz (a device call returns at most 8 files).
 # First a smoke call of the fused path (scripts/device/topk_smoke.py) under a 2-minute limit: if it
 # fails or hangs, the base's copies of the sm90 epilogue files come in before the tests.
-# TOPK_ROUNDS (2): rounds of each topk_time run; TOPK_LONG=1: the tree's run adds --long.
+# TOPK_ROUNDS (2): rounds of each topk_time run; TOPK_LONG=1: the tree's run adds --long;
+# TOPK_TIME_ARGS: more topk_time arguments for every run (e.g. --fused-variant 32=NAME).
 # TOPK_VARIANT="NAME|FILE|FROM|TO": after the tree's run, FILE with its first FROM (a sed regex)
 # replaced by TO is built and timed (one round, --profile) as NAME, then put back.
 set -u
@@ -42,9 +43,10 @@ stamp "ctest topk exit $?"; grep -E "tests passed|FAILED|Failed" $OUT/ctest_topk
 stamp "pytest exit $?"; tail -5 $OUT/py_topk.txt
 timing() {  # NAME [extra topk_time arguments]
   local name=$1; shift
+  # shellcheck disable=SC2086 # TOPK_TIME_ARGS holds several arguments
   PYTHONPATH=build/python timeout -k 10 $(left) python3 python/benchmarks/topk_time.py --rounds ${TOPK_ROUNDS:-2} \
-    --profile "$@" --json $OUT/topk_$name.json > $OUT/topk_time_$name.txt 2>&1
-  stamp "topk_time $name exit $?"; grep -E "^ *(32|64) |geometric" $OUT/topk_time_$name.txt
+    --profile "$@" ${TOPK_TIME_ARGS:-} --json $OUT/topk_$name.json > $OUT/topk_time_$name.txt 2>&1
+  stamp "topk_time $name exit $?"; grep -E "^ *(32|64) |geometric|fused with|per call" $OUT/topk_time_$name.txt
 }
 timing tree
 if [ -n "${TOPK_VARIANT:-}" ]; then

@@ -72,8 +72,8 @@ TEST_CASE("sm90 topk family: the launch plan is the twin's with the stage, and t
     const LaunchPlan twin = sm90_mqa_logits_family().plan(topk.logits_twin(v), shape, device, params);
     CHECK(plan.config.grid_x == twin.config.grid_x);
     CHECK(plan.config.block_x == twin.config.block_x);
-    // Eight tiles of (key, value) per math lane (256) and result it holds (4 at eight rows).
-    CHECK(sm90_topk_stage_bytes(v) == 256 * 4 * 8 * 8);
+    // Eight tiles of (key, value) per math warp (8) and query row (8), and a count each.
+    CHECK(sm90_topk_stage_bytes(v) == 8 * 8 * (8 * 16 * 8 + 4));
     CHECK(plan.config.dynamic_shared_bytes ==
           twin.config.dynamic_shared_bytes + static_cast<std::size_t>(sm90_topk_stage_bytes(v)));
     CHECK(plan.num_kv_splits == twin.num_kv_splits);

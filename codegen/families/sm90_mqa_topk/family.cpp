@@ -6,8 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "codegen/families/sm90_mqa_logits/family.hpp"
 #include "codegen/families/sm90_mqa_logits/resources.hpp"
 #include "codegen/family_support.hpp"
@@ -53,10 +51,9 @@ private:
 }  // namespace
 
 std::int64_t sm90_topk_stage_bytes(const Variant& variant) {
-    const std::int64_t lanes = 4 * 32 * std::int64_t{variant.warps};
-    // Results a lane holds per m64 slice after the quad's head sum (QuadReduction::kHeld).
-    const std::int64_t held = std::max(1, variant.rows / 2);
-    return lanes * held * kSm90TopkStageTiles * (variant.bkv / 64) * 8;
+    const std::int64_t warps = 4 * std::int64_t{variant.warps};
+    const std::int64_t entries = kSm90TopkStageTiles * 16 * std::int64_t{variant.bkv / 64};
+    return warps * variant.rows * (entries * 8 + 4);
 }
 
 std::int64_t sm90_topk_shared_bytes(const Variant& variant, int heads, int head_dim) {

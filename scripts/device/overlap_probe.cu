@@ -2,16 +2,17 @@
 // SM? Issue 12's profile (docs/PERFORMANCE.md, 2026-12-03) found the sm90 prefill tile costing about
 // the tensor time plus the epilogue's issue time, as if the two never overlapped. This probe times
 // the two pieces alone and together, without TMA, a producer or global loads in the loop:
-//   epilogue        one warpgroup runs the r8/H=32 epilogue (relu, weight, head sum, quad exchange,
-//                   four stores) on accumulators it already holds, tile after tile
-//   wgmma           one warpgroup runs the tile's wgmmas (4 x m64n256k32, K = 128) and waits, tile
-//                   after tile
-//   both            the two at once, in two warpgroups of one block
-//   kernel W=2/3    W warpgroups each run wgmma, wait, epilogue per tile (the kernel's loop, minus
-//                   the pipeline's barriers); W = 3 is what a block without a producer warpgroup has
-// One block per SM, every SM busy. Cycles per tile come from clock64() around each warpgroup's loop
-// (the median over blocks); `kernel` modes also report the tensor pipe's share of that time, from
-// the `wgmma` mode's cycles per tile.
+//   epilogue   one warpgroup runs the family's epilogue (relu, weight, head sum, quad exchange,
+//              stores) on accumulators it already holds, tile after tile
+//   wgmma      one warpgroup runs the tile's wgmmas (4 x m64nNk32, K = 128) and waits, tile after tile
+//   both       the two at once, in two warpgroups of one block
+//   kernel     W warpgroups each run wgmma, wait, epilogue per tile (the kernel's loop, minus the
+//              pipeline's barriers); W = 3 at N = 256 is what a block without a producer warpgroup
+//              has, W = 4 at N = 128 is DeepGEMM's layout
+// for tiles of r query rows x H heads (N = r x H). One block per SM, every SM busy. Cycles per tile
+// come from clock64() around each warpgroup's loop (the median over blocks); `kernel` reports the
+// SM's cycles per tile and the tensor pipe's share of them (the `wgmma` mode's cycles per tile
+// over them).
 // Build and run (repo root, device machine):
 //   nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -Xptxas -v \
 //     -Icodegen/families/sm90_mqa_logits scripts/device/overlap_probe.cu -o /tmp/overlap_probe
@@ -21,7 +22,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <tuple>
 #include <vector>
 
 #include "sm90_primitives.cuh"
@@ -31,14 +31,14 @@ using namespace mqa_sm90;
 
 namespace {
 
-constexpr int kRows = 8, kHeads = 32, kN = kRows * kHeads, kHeadDim = 128;
-constexpr int kBlocksPerRow = kHeads / 8;
-constexpr unsigned kKvBytes = 64 * kHeadDim, kQBytes = kN * kHeadDim;
+constexpr int kHeadDim = 128;
+constexpr unsigned kKvBytes = 64 * kHeadDim, kMaxQBytes = 256 * kHeadDim;
 // One block per SM: more dynamic shared memory than two blocks could share (the tiles need 41 KiB).
 constexpr unsigned kSharedBytes = 200 * 1024;
 
 enum Mode { kEpilogue = 0, kWgmma = 1, kBoth = 2, kKernel = 3 };
 
+template <int kN>
 __device__ __forceinline__ void tile_wgmma(float (&acc)[kN / 2], u32 kv_low, u32 q_low) {
     wgmma_fence();
 #pragma unroll
@@ -51,10 +51,13 @@ __device__ __forceinline__ void tile_wgmma(float (&acc)[kN / 2], u32 kv_low, u32
     for (int i = 0; i < kN / 2; ++i) fence_operand(acc[i]);
 }
 
-// The sm90 family's epilogue for r8 at H=32 (sm90_consumer.cuh's MathGroup::epilogue and
-// sm90_epilogue.cuh's reduce_quad), with the stores going to a slot of this thread's.
-__device__ __forceinline__ void tile_epilogue(const float (&acc)[kN / 2], const float (&w)[2 * kBlocksPerRow],
+// The sm90 family's epilogue (sm90_consumer.cuh's MathGroup::epilogue and sm90_epilogue.cuh's
+// reduce_quad, for four or eight rows), with the stores going to a slot of this thread's. The weights
+// of a head pair are the same for every row here (the kernel holds one pair per row and block).
+template <int kRows, int kHeads>
+__device__ __forceinline__ void tile_epilogue(const float (&acc)[kRows * kHeads / 2], const float (&w)[kHeads / 4],
                                               int quad_lane, float scale, float* out) {
+    constexpr int kBlocksPerRow = kHeads / 8;
     float sums[2 * kRows];
 #pragma unroll
     for (int i = 0; i < 2 * kRows; ++i) sums[i] = 0.f;
@@ -86,23 +89,25 @@ __device__ __forceinline__ void tile_epilogue(const float (&acc)[kN / 2], const 
     for (int k = 0; k < kRows / 2; ++k) out[k] = sums[k] * scale;
 }
 
-template <int kGroups>
+template <int kRows, int kHeads, int kGroups>
 __global__ void __launch_bounds__(kGroups * 128, 1)
     probe(int mode, int tiles, const float* init, float* out, long long* cycles) {
+    constexpr int kN = kRows * kHeads;
+    static_assert(kRows == 4 || kRows == 8, "the quad exchange is written for four or eight rows");
     extern __shared__ __align__(1024) unsigned char raw[];
     const u32 misalignment = shared_address(raw) & 1023u;
     unsigned char* base = raw + (misalignment == 0 ? 0 : 1024 - misalignment);
-    for (unsigned i = threadIdx.x; i < (kKvBytes + kQBytes) / 4; i += blockDim.x)
+    for (unsigned i = threadIdx.x; i < (kKvBytes + kMaxQBytes) / 4; i += blockDim.x)
         reinterpret_cast<u32*>(base)[i] = 0x38383838u * (i & 1);  // e4m3 1.0 in every other word
     __syncthreads();
     const int group = static_cast<int>(threadIdx.x / 128);
     const int lane = static_cast<int>(threadIdx.x % 32);
     const u32 kv_low = descriptor_low<kHeadDim>(base), q_low = descriptor_low<kHeadDim>(base + kKvBytes);
-    float acc[kN / 2], w[2 * kBlocksPerRow];
+    float acc[kN / 2], w[kHeads / 4];
 #pragma unroll
     for (int i = 0; i < kN / 2; ++i) acc[i] = init[(threadIdx.x + i) % 256] - 0.5f;
 #pragma unroll
-    for (int i = 0; i < 2 * kBlocksPerRow; ++i) w[i] = init[(threadIdx.x * 3 + i) % 256];
+    for (int i = 0; i < kHeads / 4; ++i) w[i] = init[(threadIdx.x * 3 + i) % 256];
     float* slot = out + (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * (kRows / 2);
     const float scale = init[lane];
 
@@ -113,12 +118,12 @@ __global__ void __launch_bounds__(kGroups * 128, 1)
     const long long start = clock64();
     for (int t = 0; t < tiles; ++t) {
         if (runs_wgmma) {
-            tile_wgmma(acc, kv_low, q_low);
+            tile_wgmma<kN>(acc, kv_low, q_low);
         } else {
 #pragma unroll
             for (int i = 0; i < kN / 2; ++i) fence_operand(acc[i]);  // held accumulators, read anew each tile
         }
-        if (runs_epilogue) tile_epilogue(acc, w, lane % 4, scale, slot);
+        if (runs_epilogue) tile_epilogue<kRows, kHeads>(acc, w, lane % 4, scale, slot);
     }
     asm volatile("bar.sync %0, 128;" ::"r"(1 + group));
     if (threadIdx.x % 128 == 0) cycles[blockIdx.x * 4 + group] = clock64() - start;
@@ -130,21 +135,23 @@ struct Result {
     double ms;
 };
 
-template <int kGroups>
+template <int kRows, int kHeads, int kGroups>
 Result run(int mode, int tiles, int blocks, const float* init, float* out, long long* cycles) {
+    const auto kernel = probe<kRows, kHeads, kGroups>;
     std::vector<long long> host(static_cast<size_t>(blocks) * 4, 0);
     cudaMemset(cycles, 0, host.size() * sizeof(long long));
-    cudaFuncSetAttribute(probe<kGroups>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);
-    probe<kGroups><<<blocks, kGroups * 128, kSharedBytes>>>(mode, tiles / 10, init, out, cycles);  // warm-up
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);
+    kernel<<<blocks, kGroups * 128, kSharedBytes>>>(mode, tiles / 10, init, out, cycles);  // warm-up
     cudaEvent_t begin, end;
     cudaEventCreate(&begin);
     cudaEventCreate(&end);
     cudaEventRecord(begin);
-    probe<kGroups><<<blocks, kGroups * 128, kSharedBytes>>>(mode, tiles, init, out, cycles);
+    kernel<<<blocks, kGroups * 128, kSharedBytes>>>(mode, tiles, init, out, cycles);
     cudaEventRecord(end);
     const cudaError_t error = cudaEventSynchronize(end);
     if (error != cudaSuccess || cudaGetLastError() != cudaSuccess) {
-        std::fprintf(stderr, "probe<%d> mode %d failed: %s\n", kGroups, mode, cudaGetErrorString(error));
+        std::fprintf(stderr, "probe r%d H=%d W=%d mode %d failed: %s\n", kRows, kHeads, kGroups, mode,
+                     cudaGetErrorString(error));
         std::exit(2);
     }
     float ms = 0.f;
@@ -160,6 +167,28 @@ Result run(int mode, int tiles, int blocks, const float* init, float* out, long 
     return {per_block[static_cast<size_t>(blocks) / 2], ms};
 }
 
+// Every mode for tiles of kRows x kHeads, and the kernel's loop with kGroups math warpgroups.
+template <int kRows, int kHeads, int kGroups>
+void report(int tiles, int blocks, const float* init, float* out, long long* cycles) {
+    constexpr int kN = kRows * kHeads;
+    const double flops_per_tile = 64.0 * kN * kHeadDim * 2;
+    const Result epilogue = run<kRows, kHeads, 2>(kEpilogue, tiles, blocks, init, out, cycles);
+    const Result wgmma = run<kRows, kHeads, 2>(kWgmma, tiles, blocks, init, out, cycles);
+    const Result both = run<kRows, kHeads, 2>(kBoth, tiles, blocks, init, out, cycles);
+    const Result kernel = run<kRows, kHeads, kGroups>(kKernel, tiles, blocks, init, out, cycles);
+    const double per_tile = kernel.cycles_per_tile / kGroups;  // the SM's cycles per tile
+    std::printf("r%d H=%d (N=%d), W=%d: epilogue alone %.1f, wgmma alone %.1f, both at once %.1f cycles a tile "
+                "(%s); kernel loop %.1f a tile per warpgroup, %.1f per tile of the SM, tensor pipe busy %.0f%% "
+                "(%.0f TFLOP/s; wgmma alone %.0f)\n",
+                kRows, kHeads, kN, kGroups, epilogue.cycles_per_tile, wgmma.cycles_per_tile, both.cycles_per_tile,
+                both.cycles_per_tile < 1.1 * std::max(epilogue.cycles_per_tile, wgmma.cycles_per_tile)
+                    ? "they overlap"
+                    : "they do not overlap fully",
+                kernel.cycles_per_tile, per_tile, 100.0 * wgmma.cycles_per_tile / per_tile,
+                flops_per_tile * tiles * kGroups * blocks / (kernel.ms * 1e9),
+                flops_per_tile * tiles * blocks / (wgmma.ms * 1e9));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -170,36 +199,18 @@ int main(int argc, char** argv) {
     float *init = nullptr, *out = nullptr;
     long long* cycles = nullptr;
     cudaMalloc(&init, 256 * sizeof(float));
-    cudaMalloc(&out, static_cast<size_t>(blocks) * 384 * (kRows / 2) * sizeof(float));
+    cudaMalloc(&out, static_cast<size_t>(blocks) * 512 * 4 * sizeof(float));
     cudaMalloc(&cycles, static_cast<size_t>(blocks) * 4 * sizeof(long long));
     std::vector<float> values(256);
     for (int i = 0; i < 256; ++i) values[static_cast<size_t>(i)] = 0.25f + 0.5f * static_cast<float>((i * 37) % 64) / 64.f;
     cudaMemcpy(init, values.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice);
-    std::printf("%s, %d SMs, %d tiles per warpgroup (r8/H=32 tile: 64 KV rows x 256 (row, head), K = 128)\n",
-                properties.name, blocks, tiles);
-
-    const Result epilogue = run<2>(kEpilogue, tiles, blocks, init, out, cycles);
-    const Result wgmma = run<2>(kWgmma, tiles, blocks, init, out, cycles);
-    const Result both = run<2>(kBoth, tiles, blocks, init, out, cycles);
-    const Result kernel2 = run<2>(kKernel, tiles, blocks, init, out, cycles);
-    const Result kernel3 = run<3>(kKernel, tiles, blocks, init, out, cycles);
-    const double flops_per_tile = 64.0 * kN * kHeadDim * 2;
-    std::printf("epilogue alone:        %7.1f cycles a tile\n", epilogue.cycles_per_tile);
-    std::printf("wgmma alone:           %7.1f cycles a tile (%.0f TFLOP/s over the GPU)\n", wgmma.cycles_per_tile,
-                flops_per_tile * tiles * blocks / (wgmma.ms * 1e9));
-    std::printf("both at once:          %7.1f cycles a tile for the slower of the two (epilogue alone %.1f, "
-                "wgmma alone %.1f: %s)\n",
-                both.cycles_per_tile, epilogue.cycles_per_tile, wgmma.cycles_per_tile,
-                both.cycles_per_tile < 1.1 * std::max(epilogue.cycles_per_tile, wgmma.cycles_per_tile)
-                    ? "they overlap"
-                    : "they do not overlap fully");
-    for (const auto& [name, result, groups] :
-         {std::make_tuple("kernel loop, W=2", kernel2, 2), std::make_tuple("kernel loop, W=3", kernel3, 3)}) {
-        const double per_tile = result.cycles_per_tile / groups;  // the SM's cycles per tile
-        std::printf("%s:     %7.1f cycles a tile per warpgroup, %.1f per tile of the SM; tensor pipe busy %.0f%% "
-                    "(%.0f TFLOP/s)\n",
-                    name, result.cycles_per_tile, per_tile, 100.0 * wgmma.cycles_per_tile / per_tile,
-                    flops_per_tile * tiles * groups * blocks / (result.ms * 1e9));
-    }
+    std::printf("%s, %d SMs, %d tiles per warpgroup; a tile is 64 KV rows x N (row, head) columns, K = %d\n",
+                properties.name, blocks, tiles, kHeadDim);
+    report<8, 32, 2>(tiles, blocks, init, out, cycles);  // GLM-5's served r8 w2
+    report<8, 32, 3>(tiles, blocks, init, out, cycles);  // the same without a producer warpgroup
+    report<4, 32, 2>(tiles, blocks, init, out, cycles);
+    report<4, 32, 4>(tiles, blocks, init, out, cycles);  // DeepGEMM's layout at H=32
+    report<4, 64, 2>(tiles, blocks, init, out, cycles);  // DeepSeek-V3.2's served r4 w2
+    report<4, 64, 3>(tiles, blocks, init, out, cycles);
     return 0;
 }

@@ -52,11 +52,14 @@ __device__ __forceinline__ void tile_wgmma(float (&acc)[kN / 2], u32 kv_low, u32
 }
 
 // The sm90 family's epilogue (sm90_consumer.cuh's MathGroup::epilogue and sm90_epilogue.cuh's
-// reduce_quad, for four or eight rows), with the stores going to a slot of this thread's. The weights
-// of a head pair are the same for every row here (the kernel holds one pair per row and block).
-template <int kRows, int kHeads>
+// reduce_quad, for four or eight rows), with the stores going to a slot of this thread's. The
+// weights: kWeightsShared reads each (row, head pair)'s from the warpgroup's slice of shared memory,
+// as the kernel must where the accumulators leave no room for them (ThreadWeights<C, true>); else
+// a head pair's weights are the same for every row here (the kernel holds one pair per row and
+// block in registers).
+template <int kRows, int kHeads, bool kWeightsShared>
 __device__ __forceinline__ void tile_epilogue(const float (&acc)[kRows * kHeads / 2], const float (&w)[kHeads / 4],
-                                              int quad_lane, float scale, float* out) {
+                                              const float* pair, int quad_lane, float scale, float* out) {
     constexpr int kBlocksPerRow = kHeads / 8;
     float sums[2 * kRows];
 #pragma unroll
@@ -66,10 +69,12 @@ __device__ __forceinline__ void tile_epilogue(const float (&acc)[kRows * kHeads 
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
             const int block = r * kBlocksPerRow + j;
-            sums[2 * r] = fmaf(w[2 * j], fmaxf(acc[block * 4 + 0], 0.f), sums[2 * r]);
-            sums[2 * r] = fmaf(w[2 * j + 1], fmaxf(acc[block * 4 + 1], 0.f), sums[2 * r]);
-            sums[2 * r + 1] = fmaf(w[2 * j], fmaxf(acc[block * 4 + 2], 0.f), sums[2 * r + 1]);
-            sums[2 * r + 1] = fmaf(w[2 * j + 1], fmaxf(acc[block * 4 + 3], 0.f), sums[2 * r + 1]);
+            const float2 weight = kWeightsShared ? *reinterpret_cast<const float2*>(pair + block * 8)
+                                                 : make_float2(w[2 * j], w[2 * j + 1]);
+            sums[2 * r] = fmaf(weight.x, fmaxf(acc[block * 4 + 0], 0.f), sums[2 * r]);
+            sums[2 * r] = fmaf(weight.y, fmaxf(acc[block * 4 + 1], 0.f), sums[2 * r]);
+            sums[2 * r + 1] = fmaf(weight.x, fmaxf(acc[block * 4 + 2], 0.f), sums[2 * r + 1]);
+            sums[2 * r + 1] = fmaf(weight.y, fmaxf(acc[block * 4 + 3], 0.f), sums[2 * r + 1]);
         }
     // The quad's recursive halving: keep half, add the partner's copy of it.
     const bool upper2 = (quad_lane & 2) != 0, upper1 = (quad_lane & 1) != 0;
@@ -89,7 +94,7 @@ __device__ __forceinline__ void tile_epilogue(const float (&acc)[kRows * kHeads 
     for (int k = 0; k < kRows / 2; ++k) out[k] = sums[k] * scale;
 }
 
-template <int kRows, int kHeads, int kGroups>
+template <int kRows, int kHeads, int kGroups, bool kWeightsShared>
 __global__ void __launch_bounds__(kGroups * 128, 1)
     probe(int mode, int tiles, const float* init, float* out, long long* cycles) {
     constexpr int kN = kRows * kHeads;
@@ -99,6 +104,8 @@ __global__ void __launch_bounds__(kGroups * 128, 1)
     unsigned char* base = raw + (misalignment == 0 ? 0 : 1024 - misalignment);
     for (unsigned i = threadIdx.x; i < (kKvBytes + kMaxQBytes) / 4; i += blockDim.x)
         reinterpret_cast<u32*>(base)[i] = 0x38383838u * (i & 1);  // e4m3 1.0 in every other word
+    float* const weight_slices = reinterpret_cast<float*>(base + kKvBytes + kMaxQBytes);  // [group][kN]
+    for (unsigned i = threadIdx.x; i < 4 * kN; i += blockDim.x) weight_slices[i] = init[i % 256];
     __syncthreads();
     const int group = static_cast<int>(threadIdx.x / 128);
     const int lane = static_cast<int>(threadIdx.x % 32);
@@ -123,7 +130,9 @@ __global__ void __launch_bounds__(kGroups * 128, 1)
 #pragma unroll
             for (int i = 0; i < kN / 2; ++i) fence_operand(acc[i]);  // held accumulators, read anew each tile
         }
-        if (runs_epilogue) tile_epilogue<kRows, kHeads>(acc, w, lane % 4, scale, slot);
+        if (runs_epilogue)
+            tile_epilogue<kRows, kHeads, kWeightsShared>(acc, w, weight_slices + group * kN + 2 * (lane % 4), lane % 4,
+                                                         scale, slot);
     }
     asm volatile("bar.sync %0, 128;" ::"r"(1 + group));
     if (threadIdx.x % 128 == 0) cycles[blockIdx.x * 4 + group] = clock64() - start;
@@ -135,9 +144,9 @@ struct Result {
     double ms;
 };
 
-template <int kRows, int kHeads, int kGroups>
+template <int kRows, int kHeads, int kGroups, bool kWeightsShared>
 Result run(int mode, int tiles, int blocks, const float* init, float* out, long long* cycles) {
-    const auto kernel = probe<kRows, kHeads, kGroups>;
+    const auto kernel = probe<kRows, kHeads, kGroups, kWeightsShared>;
     std::vector<long long> host(static_cast<size_t>(blocks) * 4, 0);
     cudaMemset(cycles, 0, host.size() * sizeof(long long));
     cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);
@@ -168,19 +177,19 @@ Result run(int mode, int tiles, int blocks, const float* init, float* out, long 
 }
 
 // Every mode for tiles of kRows x kHeads, and the kernel's loop with kGroups math warpgroups.
-template <int kRows, int kHeads, int kGroups>
+template <int kRows, int kHeads, int kGroups, bool kWeightsShared = false>
 void report(int tiles, int blocks, const float* init, float* out, long long* cycles) {
     constexpr int kN = kRows * kHeads;
     const double flops_per_tile = 64.0 * kN * kHeadDim * 2;
-    const Result epilogue = run<kRows, kHeads, 2>(kEpilogue, tiles, blocks, init, out, cycles);
-    const Result wgmma = run<kRows, kHeads, 2>(kWgmma, tiles, blocks, init, out, cycles);
-    const Result both = run<kRows, kHeads, 2>(kBoth, tiles, blocks, init, out, cycles);
-    const Result kernel = run<kRows, kHeads, kGroups>(kKernel, tiles, blocks, init, out, cycles);
+    const Result epilogue = run<kRows, kHeads, 2, kWeightsShared>(kEpilogue, tiles, blocks, init, out, cycles);
+    const Result wgmma = run<kRows, kHeads, 2, kWeightsShared>(kWgmma, tiles, blocks, init, out, cycles);
+    const Result both = run<kRows, kHeads, 2, kWeightsShared>(kBoth, tiles, blocks, init, out, cycles);
+    const Result kernel = run<kRows, kHeads, kGroups, kWeightsShared>(kKernel, tiles, blocks, init, out, cycles);
     const double per_tile = kernel.cycles_per_tile / kGroups;  // the SM's cycles per tile
-    std::printf("r%d H=%d (N=%d), W=%d: epilogue alone %.1f, wgmma alone %.1f, both at once %.1f cycles a tile "
+    std::printf("r%d H=%d (N=%d), W=%d%s: epilogue alone %.1f, wgmma alone %.1f, both at once %.1f cycles a tile "
                 "(%s); kernel loop %.1f a tile per warpgroup, %.1f per tile of the SM, tensor pipe busy %.0f%% "
                 "(%.0f TFLOP/s; wgmma alone %.0f)\n",
-                kRows, kHeads, kN, kGroups, epilogue.cycles_per_tile, wgmma.cycles_per_tile, both.cycles_per_tile,
+                kRows, kHeads, kN, kGroups, kWeightsShared ? ", weights in shared memory" : "", epilogue.cycles_per_tile, wgmma.cycles_per_tile, both.cycles_per_tile,
                 both.cycles_per_tile < 1.1 * std::max(epilogue.cycles_per_tile, wgmma.cycles_per_tile)
                     ? "they overlap"
                     : "they do not overlap fully",
@@ -207,10 +216,12 @@ int main(int argc, char** argv) {
     std::printf("%s, %d SMs, %d tiles per warpgroup; a tile is 64 KV rows x N (row, head) columns, K = %d\n",
                 properties.name, blocks, tiles, kHeadDim);
     report<8, 32, 2>(tiles, blocks, init, out, cycles);  // GLM-5's served r8 w2
-    report<8, 32, 3>(tiles, blocks, init, out, cycles);  // the same without a producer warpgroup
+    report<8, 32, 2, true>(tiles, blocks, init, out, cycles);
+    report<8, 32, 3, true>(tiles, blocks, init, out, cycles);  // without a producer warpgroup: no room for weights
     report<4, 32, 2>(tiles, blocks, init, out, cycles);
     report<4, 32, 4>(tiles, blocks, init, out, cycles);  // DeepGEMM's layout at H=32
     report<4, 64, 2>(tiles, blocks, init, out, cycles);  // DeepSeek-V3.2's served r4 w2
-    report<4, 64, 3>(tiles, blocks, init, out, cycles);
+    report<4, 64, 2, true>(tiles, blocks, init, out, cycles);
+    report<4, 64, 3, true>(tiles, blocks, init, out, cycles);
     return 0;
 }

@@ -1,6 +1,7 @@
 // `mqajit db ...`: look up, list, import, export and check tuned rows of each operator's table
 // (`--op mqa_logits`, the default, `--op paged_mqa_logits` or `--op mqa_topk`), and build the
-// system database.
+// system database. Here: the command's options, lookup, list and export; the subcommands that read
+// CSV files are in cmd_db_files.cpp.
 // Exit codes: 0 ok, 1 a check failed (or rows were skipped or not saved), 2 bad usage.
 
 #include <algorithm>
@@ -20,53 +21,18 @@
 #include "core/settings.hpp"
 #include "mqajit/mqa_topk.hpp"
 #include "runtime/mqa_topk_path.hpp"
+#include "tools/cli/cmd_db.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/number_options.hpp"
-#include "tuning_db/check.hpp"
 #include "tuning_db/config_files.hpp"
 #include "tuning_db/csv.hpp"
 #include "tuning_db/locations.hpp"
 #include "tuning_db/row_json.hpp"
-#include "tuning_db/system_db.hpp"
 #include "tuning_db/tuning_db.hpp"
 #include "variants/arch.hpp"
 
 namespace mqajit::cli {
-namespace {
 
-struct DbOptions {
-    std::string user_db;    // --db
-    std::string system_db;  // --system-db
-    std::string op;         // --op; empty: mqa_logits, or for named CSVs the operator their names say
-    bool json = false;
-    // lookup
-    std::string arch;
-    int cu_num = 0, heads = 0, head_dim = 0;
-    int clean_logits = 0;  // NOTES: the callers' mode (vLLM and SGLang pass clean_logits=False)
-    std::string logits_dtype = "float32";       // mqa_logits
-    std::int64_t seq_len = 0, seq_len_kv = 0;  // mqa_logits
-    int next_n = 0, block_kv = 0;              // paged_mqa_logits
-    std::int64_t batch = 0;
-    int k = 2048;                              // mqa_topk
-    std::vector<std::string> given;  // the lookup's key options given on the command line
-    // list / export
-    bool user_only = false;
-    // import / export
-    std::string file;
-    // check / build-system
-    std::vector<std::string> files;
-    std::string out;
-};
-
-// Runs f(std::type_identity<Key>{}) for the table `op` names.
-template <class F>
-decltype(auto) with_table(std::string_view op, F&& f) {
-    if (op == PagedShapeKey::kOp.name) return f(std::type_identity<PagedShapeKey>{});
-    if (op == TopkShapeKey::kOp.name) return f(std::type_identity<TopkShapeKey>{});
-    return f(std::type_identity<ShapeKey>{});
-}
-
-// The operator of a named CSV: --op when given, else the one its file name says.
 std::string_view op_of_file(const DbOptions& options, const std::filesystem::path& file) {
     return options.op.empty() ? tuning::config_file_op(file) : std::string_view(options.op);
 }
@@ -86,7 +52,6 @@ void print_json(const tuning::Json& value) {
     std::cout << value.dump(2, ' ', false, tuning::Json::error_handler_t::replace) << '\n';
 }
 
-// Commands that print rows fail (exit 1) when they could not read them, rather than print none.
 void require_readable(const TuningDb& database, bool with_system) {
     if (auto problem = database.user_db_read_problem()) {
         MQAJIT_FAIL(database, "cannot read the user tuning database {}: it {}", database.user_db_path().string(),
@@ -96,6 +61,8 @@ void require_readable(const TuningDb& database, bool with_system) {
         MQAJIT_FAIL(database, "cannot read the system tuning database: {}", *database.system_db_problem());
     }
 }
+
+namespace {
 
 template <class Row>
 std::string kernel_name(const Row* row) {
@@ -244,60 +211,6 @@ void run_list(const DbOptions& options) {
     fmt::print("{} row(s)\n", rows.size());
 }
 
-void report_problems(const std::vector<tuning::RowProblem>& problems) {
-    for (const auto& problem : problems) fmt::print(stderr, "{}: {}\n", problem.place, problem.message);
-}
-
-tuning::Json problems_json(const std::vector<tuning::RowProblem>& problems) {
-    tuning::Json array = tuning::Json::array();
-    for (const auto& problem : problems) array.push_back({{"place", problem.place}, {"message", problem.message}});
-    return array;
-}
-
-template <class Key>
-tuning::Json collisions_json(const std::vector<tuning::CollisionOf<Key>>& collisions) {
-    tuning::Json array = tuning::Json::array();
-    for (const auto& collision : collisions) {
-        array.push_back({{"op", Key::kOp.name},
-                         {"key", tuning::to_json(collision.key)},
-                         {"kept", {{"place", collision.kept.origin}, {"choice", collision.kept.choice()}}},
-                         {"dropped", {{"place", collision.dropped.origin}, {"choice", collision.dropped.choice()}}},
-                         {"message", collision.message()}});
-    }
-    return array;
-}
-
-template <class Key>
-int run_import(const DbOptions& options) {
-    tuning::ConfigRowsOf<Key> loaded = tuning::merge_tables<Key>({tuning::read_csv_file<Key>(options.file)});
-    tuning::drop_unrunnable(loaded.rows, loaded.problems);
-    TuningDb database = open_database(options);
-    database.insert(loaded.rows);
-    const bool saved = !database.user_db_in_memory();
-    if (options.json) {
-        print_json({{"op", Key::kOp.name},
-                    {"file", options.file},
-                    {"user_db", database.user_db_path().string()},
-                    {"imported", saved ? loaded.rows.size() : 0},
-                    {"skipped", problems_json(loaded.problems)},
-                    {"collisions", collisions_json(loaded.collisions)}});
-    } else {
-        report_problems(loaded.problems);
-        for (const auto& collision : loaded.collisions) fmt::print(stderr, "collision: {}\n", collision.message());
-        if (saved) {
-            fmt::print("imported {} row(s) from {} into {} ({}); skipped {} row(s), malformed or not runnable on "
-                       "their arch\n", loaded.rows.size(), options.file, database.user_db_path().string(),
-                       Key::kOp.name, loaded.problems.size());
-        }
-    }
-    if (!saved) {
-        fmt::print(stderr, "mqajit: nothing was saved: the user tuning database {} cannot be written (see the "
-                   "warning above)\n", database.user_db_path().string());
-        return kCheckFailed;
-    }
-    return loaded.problems.empty() ? kOk : kCheckFailed;
-}
-
 template <class Key>
 void run_export(const DbOptions& options) {
     const TuningDb database = open_database(options);
@@ -308,83 +221,6 @@ void run_export(const DbOptions& options) {
     }
     tuning::write_csv_file(options.file, rows);
     fmt::print("wrote {} row(s) to {}\n", rows.size(), options.file);
-}
-
-// What `db check` found over the tables it checked.
-struct CheckSummary {
-    std::vector<std::string> files;
-    std::size_t num_rows = 0;
-    std::vector<tuning::RowProblem> problems;
-    tuning::Json collisions = tuning::Json::array();
-    std::vector<std::string> collision_messages;
-
-    bool ok() const { return problems.empty() && collision_messages.empty(); }
-};
-
-// Checks Key's CSVs among `files` (all of them with --op, else those whose names say Key's
-// operator) or, with no files, Key's shipped CSVs and user rows.
-template <class Key>
-void check_table(const DbOptions& options, const std::vector<std::filesystem::path>& named, CheckSummary& summary) {
-    std::vector<std::filesystem::path> files;
-    for (const auto& file : named)
-        if (op_of_file(options, file) == Key::kOp.name) files.push_back(file);
-    const bool defaults = named.empty();
-    if (defaults) {
-        const auto configs = tuning::locate_configs_dir();
-        MQAJIT_CHECK_KIND(not_found, configs.has_value(), "the shipped tuning CSVs were not found; name the files "
-                          "to check: mqajit db check FILE.csv ...");
-        files = tuning::shipped_config_files<Key>(*configs);
-    }
-    if (!defaults && files.empty()) return;
-    tuning::CheckReportOf<Key> report = tuning::check_config_files<Key>(files);
-    if (defaults) {
-        const TuningDb database = open_database(options);
-        tuning::check_rows(database.user_rows<Key>(), report);
-        require_readable(database, false);
-    }
-    for (const auto& file : report.files) summary.files.push_back(file.string());
-    summary.num_rows += report.num_rows;
-    summary.problems.insert(summary.problems.end(), report.problems.begin(), report.problems.end());
-    for (const auto& item : collisions_json(report.collisions)) summary.collisions.push_back(item);
-    for (const auto& collision : report.collisions) summary.collision_messages.push_back(collision.message());
-}
-
-int run_check(const DbOptions& options) {
-    const std::vector<std::filesystem::path> files(options.files.begin(), options.files.end());
-    CheckSummary summary;
-    for_each_table_key([&]<class Key>(std::type_identity<Key>) {
-        if (options.op.empty() || options.op == Key::kOp.name) check_table<Key>(options, files, summary);
-    });
-    if (options.json) {
-        print_json({{"ok", summary.ok()},
-                    {"files", summary.files},
-                    {"rows", summary.num_rows},
-                    {"problems", problems_json(summary.problems)},
-                    {"collisions", summary.collisions}});
-    } else {
-        for (const auto& file : summary.files) fmt::print("checked {}\n", file);
-        for (const auto& problem : summary.problems) fmt::print("{}: {}\n", problem.place, problem.message);
-        for (const auto& message : summary.collision_messages) fmt::print("collision: {}\n", message);
-        fmt::print("{}: {} row(s), {} malformed, {} collision(s)\n", summary.ok() ? "ok" : "FAILED", summary.num_rows,
-                   summary.problems.size(), summary.collision_messages.size());
-    }
-    return summary.ok() ? kOk : kCheckFailed;
-}
-
-void run_build_system(const DbOptions& options) {
-    const std::vector<std::filesystem::path> files(options.files.begin(), options.files.end());
-    const tuning::SystemDbBuild built = tuning::build_system_db(options.out, files);
-    std::vector<std::string> counts;
-    std::size_t num_rows = 0;
-    for_each_table_key([&]<class Key>(std::type_identity<Key>) {
-        const auto& loaded = built.of<Key>();
-        for (const auto& problem : loaded.problems) log().warn("{}: {}", problem.place, problem.message);
-        for (const auto& collision : loaded.collisions) log().warn("collision: {}", collision.message());
-        counts.push_back(fmt::format("{} {}", Key::kOp.name, loaded.rows.size()));
-        num_rows += loaded.rows.size();
-    });
-    fmt::print("wrote {} row(s) from {} file(s) to {} ({})\n", num_rows, files.size(), options.out,
-               fmt::join(counts, ", "));
 }
 
 }  // namespace
@@ -450,11 +286,7 @@ void add_db_command(CLI::App& app, CommandContext& context) {
                    "mqa_topk, else mqa_logits)");
     import->add_option("file", options->file, "CSV file")->required()->check(CLI::ExistingFile);
     add_json(import);
-    import->callback([options, &context] {
-        context.exit_code = with_table(op_of_file(*options, options->file), [&]<class Key>(std::type_identity<Key>) {
-            return run_import<Key>(*options);
-        });
-    });
+    import->callback([options, &context] { context.exit_code = run_db_import(*options); });
 
     CLI::App* exporter = db->add_subcommand("export", "Write tuned rows (user and system merged) to a CSV");
     add_op(exporter, "mqa_logits");
@@ -471,7 +303,7 @@ void add_db_command(CLI::App& app, CommandContext& context) {
     check->add_option("files", options->files, "CSV files (default: the shipped CSVs plus the user database)")
         ->check(CLI::ExistingFile);
     add_json(check);
-    check->callback([options, &context] { context.exit_code = run_check(*options); });
+    check->callback([options, &context] { context.exit_code = run_db_check(*options); });
 
     CLI::App* build = db->add_subcommand(
         "build-system", "Build the read-only system database from CSVs (paged_mqa_logits*.csv go to the decode table, "
@@ -480,7 +312,7 @@ void add_db_command(CLI::App& app, CommandContext& context) {
     build->add_option("csv", options->files, "CSV files (a later file in sorted path order wins a collision)")
         ->required()
         ->check(CLI::ExistingFile);
-    build->callback([options] { run_build_system(*options); });
+    build->callback([options] { run_db_build_system(*options); });
 
     for (CLI::App* command : {lookup, list, import, exporter, check, build}) command->fallthrough();
 }

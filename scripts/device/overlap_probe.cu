@@ -15,7 +15,7 @@
 // over them).
 // Build and run (repo root, device machine):
 //   nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -Xptxas -v \
-//     -Icodegen/families/sm90_mqa_logits scripts/device/overlap_probe.cu -o /tmp/overlap_probe
+//     -Icodegen/templates -Icodegen/families/sm90_mqa_logits scripts/device/overlap_probe.cu -o /tmp/overlap_probe
 //   /tmp/overlap_probe [tiles]
 #include <cuda_runtime.h>
 
@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "sm90_epilogue.cuh"
 #include "sm90_primitives.cuh"
 #include "sm90_wgmma.cuh"
 
@@ -51,8 +52,8 @@ __device__ __forceinline__ void tile_wgmma(float (&acc)[kN / 2], u32 kv_low, u32
     for (int i = 0; i < kN / 2; ++i) fence_operand(acc[i]);
 }
 
-// The sm90 family's epilogue (sm90_consumer.cuh's MathGroup::epilogue and sm90_epilogue.cuh's
-// reduce_quad, for four or eight rows), with the stores going to a slot of this thread's. The
+// The sm90 family's epilogue (sm90_consumer.cuh's MathGroup::epilogue, then sm90_epilogue.cuh's
+// reduce_quad itself), with the stores going to a slot of this thread's. The
 // weights: kWeightsShared reads each (row, head pair)'s from the warpgroup's slice of shared memory,
 // as the kernel must where the accumulators leave no room for them (ThreadWeights<C, true>); else
 // a head pair's weights are the same for every row here (the kernel holds one pair per row and
@@ -76,29 +77,16 @@ __device__ __forceinline__ void tile_epilogue(const float (&acc)[kRows * kHeads 
             sums[2 * r + 1] = fmaf(weight.x, fmaxf(acc[block * 4 + 2], 0.f), sums[2 * r + 1]);
             sums[2 * r + 1] = fmaf(weight.y, fmaxf(acc[block * 4 + 3], 0.f), sums[2 * r + 1]);
         }
-    // The quad's recursive halving: keep half, add the partner's copy of it.
-    const bool upper2 = (quad_lane & 2) != 0, upper1 = (quad_lane & 1) != 0;
+    reduce_quad<kRows>(sums, quad_lane);
 #pragma unroll
-    for (int j = 0; j < kRows; ++j) {
-        const float send = upper2 ? sums[j] : sums[j + kRows];
-        const float keep = upper2 ? sums[j + kRows] : sums[j];
-        sums[j] = keep + __shfl_xor_sync(0xffffffffu, send, 2);
-    }
-#pragma unroll
-    for (int j = 0; j < kRows / 2; ++j) {
-        const float send = upper1 ? sums[j] : sums[j + kRows / 2];
-        const float keep = upper1 ? sums[j + kRows / 2] : sums[j];
-        sums[j] = keep + __shfl_xor_sync(0xffffffffu, send, 1);
-    }
-#pragma unroll
-    for (int k = 0; k < kRows / 2; ++k) out[k] = sums[k] * scale;
+    for (int k = 0; k < QuadReduction<kRows>::kHeld; ++k) out[k] = sums[k] * scale;
 }
 
 template <int kRows, int kHeads, int kGroups, bool kWeightsShared>
 __global__ void __launch_bounds__(kGroups * 128, 1)
     probe(int mode, int tiles, const float* init, float* out, long long* cycles) {
     constexpr int kN = kRows * kHeads;
-    static_assert(kRows == 4 || kRows == 8, "the quad exchange is written for four or eight rows");
+    static_assert(QuadReduction<kRows>::kHeld <= 4, "a thread's slot holds four results");
     extern __shared__ __align__(1024) unsigned char raw[];
     const u32 misalignment = shared_address(raw) & 1023u;
     unsigned char* base = raw + (misalignment == 0 ? 0 : 1024 - misalignment);
@@ -115,7 +103,7 @@ __global__ void __launch_bounds__(kGroups * 128, 1)
     for (int i = 0; i < kN / 2; ++i) acc[i] = init[(threadIdx.x + i) % 256] - 0.5f;
 #pragma unroll
     for (int i = 0; i < kHeads / 4; ++i) w[i] = init[(threadIdx.x * 3 + i) % 256];
-    float* slot = out + (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * (kRows / 2);
+    float* slot = out + (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4;
     const float scale = init[lane];
 
     const bool runs_wgmma = mode == kWgmma ? group == 0 : mode == kBoth ? group == 0 : mode == kKernel;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # mqa_topk's select kernels, this tree against a base, in one device call: build, the topk GPU tests
 # (C++ and Python), python/benchmarks/topk_time.py on this tree; then the base's files laid over
-# the tree (.gpu-state/topk-base mirrors the repo's paths; carry it with .gpu-deps), an incremental
-# rebuild, topk_time.py again, and the tree's files put back. Each topk_time run times the bar
+# the tree (the version .gpu-state/versions/topk-base: `scripts/device/kernel_ab_version.sh topk-base
+# REF codegen runtime` makes it; carry .gpu-state with .gpu-deps), an incremental rebuild,
+# topk_time.py again, and the tree's files put back. Each topk_time run times the bar
 # (mqa_logits plus one read of its logits) beside the paths, so the two runs compare by their ratios
 # to it as well as by time. Run as: bash scripts/device/topk_ab_session.sh | tee $OUT/session.txt;
 # the logs and JSON come back as $OUT/topk_ab.tgz (a device call returns at most 8 files).
@@ -31,8 +32,9 @@ export MQAJIT_CACHE_DIR=/tmp/mqajit-cache MQAJIT_SYSTEM_DB=$(find "$PWD/build" -
 EPILOGUE_FILES="codegen/families/sm90_mqa_logits/sm90_consumer.cuh codegen/families/sm90_mqa_logits/sm90_epilogue.cuh codegen/families/sm90_mqa_topk/sm90_topk_epilogue.cuh"
 PYTHONPATH=build/python timeout -k 5 120 python3 scripts/device/topk_smoke.py > $OUT/smoke.txt 2>&1
 smoke=$?; stamp "smoke exit $smoke"; tail -2 $OUT/smoke.txt
-if [ $smoke != 0 ] && [ -d .gpu-state/topk-base ]; then
-  for file in $EPILOGUE_FILES; do cp ".gpu-state/topk-base/$file" "$file"; done
+base=.gpu-state/versions/topk-base
+if [ $smoke != 0 ] && [ -d $base ]; then
+  for file in $EPILOGUE_FILES; do cp "$base/$file" "$file"; done
   cmake --build build --parallel 16 > $OUT/build_fallback.txt 2>&1; stamp "the base's epilogue in, rebuild exit $?"
   PYTHONPATH=build/python timeout -k 5 120 python3 scripts/device/topk_smoke.py > $OUT/smoke_fallback.txt 2>&1
   stamp "smoke with the base's epilogue exit $?"; tail -1 $OUT/smoke_fallback.txt
@@ -56,14 +58,12 @@ if [ -n "${TOPK_VARIANT:-}" ]; then
   TOPK_ROUNDS=1 timing "$vname"
   cp /tmp/topk-variant-saved "$vfile"
 fi
-[ -d .gpu-state/topk-base ] || { stamp "no .gpu-state/topk-base: no base run"; exit 0; }
-saved=/tmp/topk-tree-files
-while IFS= read -r file; do
-  mkdir -p "$saved/$(dirname "$file")" && cp "$file" "$saved/$file" && cp ".gpu-state/topk-base/$file" "$file"
-done < <(cd .gpu-state/topk-base && find . -type f)
+[ -d $base ] || { stamp "no $base: no base run"; exit 0; }
+source scripts/device/version_overlay.sh
+version_overlay topk-base /tmp/topk-tree-files
 cmake --build build --parallel 16 > $OUT/build_base.txt 2>&1; stamp "base rebuild exit $?"; tail -2 $OUT/build_base.txt
 timing base
-cp -r "$saved/." . && stamp "tree files restored"
+version_restore /tmp/topk-tree-files && stamp "tree files restored"
 if [ "${TOPK_LONG:-0}" = 1 ] && [ "$(left)" -gt 120 ]; then
   cmake --build build --parallel 16 > $OUT/build_tree_again.txt 2>&1; stamp "tree rebuild exit $?"
   TOPK_ROUNDS=1 timing tree_long --long

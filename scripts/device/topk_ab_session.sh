@@ -10,12 +10,13 @@
 # First a smoke call of the fused path (scripts/device/topk_smoke.py) under a 2-minute limit: if it
 # fails or hangs, the base's copies of the sm90 epilogue files come in before the tests.
 # TOPK_ROUNDS (2): rounds of each topk_time run; TOPK_LONG=1: the tree's run adds --long;
-# TOPK_TIME_ARGS: more topk_time arguments for every run (e.g. --fused-variant 32=NAME).
+# TOPK_TIME_ARGS: more topk_time arguments for every run (e.g. --fused-variant 32=NAME);
+# TOPK_BUDGET (570): seconds the script may take, for calls that run something before it.
 # TOPK_VARIANT="NAME|FILE|FROM|TO": after the tree's run, FILE with its first FROM (a sed regex)
 # replaced by TO is built and timed (one round, --profile) as NAME, then put back.
 set -u
 t0=$SECONDS
-left() { echo $((570 - SECONDS + t0)); }
+left() { echo $((${TOPK_BUDGET:-570} - SECONDS + t0)); }
 final=$OUT
 OUT=/tmp/topk-ab-logs
 mkdir -p $OUT

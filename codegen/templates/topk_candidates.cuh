@@ -55,10 +55,12 @@ struct Selected {
     unsigned index_cut;       // of the keys equal to it, those whose ~index is at or above this
     bool all;                 // every candidate is taken
 
+    // Without branches: the passes that ask take a candidate's two words either way.
+    __device__ __forceinline__ bool takes(unsigned ordered, int key) const {
+        return all | (ordered > threshold) | ((ordered == threshold) & (~static_cast<unsigned>(key) >= index_cut));
+    }
     __device__ __forceinline__ bool operator()(const CandidateArea& a, int i) const {
-        if (all) return true;
-        const unsigned key = a.ordered[i];
-        return key > threshold || (key == threshold && ~static_cast<unsigned>(a.keys[i]) >= index_cut);
+        return takes(a.ordered[i], a.keys[i]);
     }
 };
 
@@ -118,21 +120,28 @@ __device__ __forceinline__ Selected select_candidates(const CandidateArea& a, in
 }
 
 // Writes the selection in key order: a candidate's rank is the number of selected keys below it.
-// Only the bitmap's words that cover the window are cleared and scanned.
+// Only the bitmap's words that cover the window are cleared and scanned. Without values the keys are
+// read back from the bitmap itself (each thread walks the set bits of its words); with values, a
+// second pass over the candidates places each one at its rank.
 template <int kBlock>
 __device__ __forceinline__ void write_in_key_order(const CandidateArea& a, int count, const Selected& selected, int lo,
                                                    int hi, int* indices, float* values, RadixState& s) {
     constexpr int kWordsPerThread = kRankWords / kBlock;
     static_assert(kRankWords % kBlock == 0, "each thread scans whole words of the rank bitmap");
+    const int lane = static_cast<int>(threadIdx.x % 32);
     int written = 0;
     for (int segment = lo; segment < hi; segment += MQA_TOPK_RANK_SEGMENT) {
         const int used_words = (min(hi - segment, MQA_TOPK_RANK_SEGMENT) + 31) / 32;
         for (int w = threadIdx.x; w < used_words; w += kBlock) a.bitmap[w] = 0;
         __syncthreads();
+        // NOTES: every candidate takes an atomic (an OR of 0 into its lane's discard word when it
+        // is not set here), as in radix_digit: a conditional one made a divergent region of each.
         for (int i = threadIdx.x; i < count; i += kBlock) {
-            const int offset = a.keys[i] - segment;
-            if (offset >= 0 && offset < MQA_TOPK_RANK_SEGMENT && selected(a, i))
-                atomicOr(a.bitmap + offset / 32, 1u << (offset % 32));
+            const int key = a.keys[i];
+            const int offset = key - segment;
+            const bool set = (static_cast<unsigned>(offset) < MQA_TOPK_RANK_SEGMENT) & selected.takes(a.ordered[i], key);
+            atomicOr(set ? a.bitmap + offset / 32 : reinterpret_cast<unsigned*>(s.discard) + lane,
+                     set ? 1u << (offset % 32) : 0u);
         }
         __syncthreads();
         unsigned words[kWordsPerThread];
@@ -145,21 +154,30 @@ __device__ __forceinline__ void write_in_key_order(const CandidateArea& a, int c
         }
         int total;
         int before = block_exclusive_scan<kBlock>(owned, s.warp_sums, total);
+        if (values == nullptr) {
+            int rank = written + before;
 #pragma unroll
-        for (int q = 0; q < kWordsPerThread; ++q) {
-            const int w = kWordsPerThread * threadIdx.x + q;
-            if (w < used_words) a.word_prefix[w] = before;
-            before += __popc(words[q]);
-        }
-        __syncthreads();
-        for (int i = threadIdx.x; i < count; i += kBlock) {
-            const int offset = a.keys[i] - segment;
-            if (offset >= 0 && offset < MQA_TOPK_RANK_SEGMENT && selected(a, i)) {
-                const int word = offset / 32;
-                const int rank =
-                    written + a.word_prefix[word] + __popc(a.bitmap[word] & ((1u << (offset % 32)) - 1u));
-                indices[rank] = a.keys[i];
-                if (values != nullptr) values[rank] = logit_of_key(a.ordered[i]);
+            for (int q = 0; q < kWordsPerThread; ++q) {
+                const int first_key = segment + 32 * (kWordsPerThread * static_cast<int>(threadIdx.x) + q);
+                for (unsigned bits = words[q]; bits != 0u; bits &= bits - 1u) indices[rank++] = first_key + __ffs(bits) - 1;
+            }
+        } else {
+#pragma unroll
+            for (int q = 0; q < kWordsPerThread; ++q) {
+                const int w = kWordsPerThread * threadIdx.x + q;
+                if (w < used_words) a.word_prefix[w] = before;
+                before += __popc(words[q]);
+            }
+            __syncthreads();
+            for (int i = threadIdx.x; i < count; i += kBlock) {
+                const int offset = a.keys[i] - segment;
+                if (offset >= 0 && offset < MQA_TOPK_RANK_SEGMENT && selected(a, i)) {
+                    const int word = offset / 32;
+                    const int rank =
+                        written + a.word_prefix[word] + __popc(a.bitmap[word] & ((1u << (offset % 32)) - 1u));
+                    indices[rank] = a.keys[i];
+                    values[rank] = logit_of_key(a.ordered[i]);
+                }
             }
         }
         written += total;

@@ -112,17 +112,20 @@ __device__ __forceinline__ void candidates_row(const TopkFusedParams& p, int row
                 value[u] = i < count ? p.candidate_values[base + i] : 0.f;
                 key[u] = i < count ? p.candidate_keys[base + i] : 0;
             }
+            // NOTES: without branches (only the shared stores are predicated): a block per item
+            // made a divergent region of each (H100 SASS, 2026-12-05: 27 instructions an item).
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) {
                 const int i = first + u * kBlock;
-                if (i < count) {
-                    const unsigned ordered = orderable_key(value[u]);
+                const bool present = i < count;
+                const unsigned ordered = orderable_key(value[u]);
+                if (present) {
                     slots.ordered[i] = ordered;
                     slots.keys[i] = key[u];
-                    at_or_above += ordered >= threshold_key;
-                    smallest = ordered < smallest ? ordered : smallest;
-                    largest = ordered > largest ? ordered : largest;
                 }
+                at_or_above += (present & (ordered >= threshold_key)) ? 1 : 0;
+                smallest = present && ordered < smallest ? ordered : smallest;
+                largest = present && ordered > largest ? ordered : largest;
             }
         }
         // NOTES: the kernel keeps NaN whatever the threshold, and a NaN with its sign bit set orders

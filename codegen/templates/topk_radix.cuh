@@ -22,7 +22,8 @@ constexpr bool kValidBlock = kBlock % 32 == 0 && kBlock <= kThreads && kBins % k
 __device__ __forceinline__ unsigned orderable_key(float value) {
     unsigned bits = __float_as_uint(value);
     if (bits == 0x80000000u) bits = 0;  // -0.0 == +0.0: one key, so the index decides between them
-    return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+    // Negative: every bit flipped; otherwise the sign bit set (an arithmetic shift and one LOP3).
+    return bits ^ (static_cast<unsigned>(static_cast<int>(bits) >> 31) | 0x80000000u);
 }
 
 __device__ __forceinline__ float logit_of_key(unsigned key) {
@@ -41,6 +42,7 @@ struct RadixState {
     int found_bin;
     int found_above;
     int found_count;
+    int discard[32];  // a histogram pass's atomics for items it does not count, one word per lane
 };
 
 // Exclusive prefix sum of one value per thread over the block, and the block's total. Every thread
@@ -127,25 +129,27 @@ __device__ __forceinline__ void radix_digit(int count, const KeyAt& key_at, int 
     constexpr int kBinsPerThread = kBins / kBlock;
     const unsigned digit_mask = (1u << bits) - 1u;
     const unsigned prefix = progress.prefix, prefix_mask = progress.prefix_mask;
+    const int lane = static_cast<int>(threadIdx.x % 32);
     for (int i = threadIdx.x; i < kBins; i += kBlock) s.histogram[i] = 0;
     __syncthreads();
     // NOTES: eight independent loads in flight per thread before their atomics; a lone load per
     // iteration leaves the pass waiting on memory latency.
     constexpr int kUnroll = 8;
     for (int base = threadIdx.x; base < count; base += kUnroll * kBlock) {
-        unsigned keys[kUnroll];
-        bool present[kUnroll];
+        int bins[kUnroll];  // the item's bin, or -1 when it is absent or outside the prefix
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
             const int i = base + u * kBlock;
-            keys[u] = 0;
-            present[u] = i < count && key_at(i, keys[u]);
+            unsigned key = 0;
+            const bool counted = i < count && key_at(i, key) && (key & prefix_mask) == prefix;
+            bins[u] = counted ? static_cast<int>((key >> shift) & digit_mask) : -1;
         }
+        // NOTES: every item takes an atomic, adding 0 to its lane's discard word when it is not
+        // counted. A conditional atomic made a divergent region of each item (BSSY/BSYNC pairs, the
+        // conditions kept as bytes in PRMTs): about 19 instructions an item over the candidates.
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            if (present[u] && (keys[u] & prefix_mask) == prefix)
-                atomicAdd(&s.histogram[(keys[u] >> shift) & digit_mask], 1);
-        }
+        for (int u = 0; u < kUnroll; ++u)
+            atomicAdd(bins[u] >= 0 ? &s.histogram[bins[u]] : &s.discard[lane], bins[u] >= 0 ? 1 : 0);
     }
     __syncthreads();
     // Bins from the top: thread t owns kBinsPerThread of them from kBins-1-kBinsPerThread*t down.

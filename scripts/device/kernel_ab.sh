@@ -45,9 +45,8 @@ if [ -n "${AB_PREBUILT:-}" ]; then
     [ -x ".gpu-state/cli/$name/mqajit" ] || { echo "no .gpu-state/cli/$name/mqajit (see prebuild_cli.sh)"; exit 2; }
     cp ".gpu-state/cli/$name/mqajit" "$work/$name"
   done
-  [ -d /tmp/mqajit-deps/usr ] || for f in .gpu-deps/*.deb; do dpkg -x "$f" /tmp/mqajit-deps; done
+  source scripts/device/prebuilt_cli.sh
   export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH
-  export MQAJIT_SYSTEM_DB=$PWD/.gpu-state/cli/system_tuning.db
   stamp "prebuilt CLIs: tree ${versions[*]}"
   versions_to_build=()
 else

@@ -16,11 +16,9 @@ set -u
 t0=$SECONDS
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
-deps=/tmp/mqajit-deps
-[ -d $deps/usr ] || for f in .gpu-deps/*.deb; do dpkg -x "$f" $deps; done
-export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-export MQAJIT_CACHE_DIR=/tmp/mqajit-cache MQAJIT_SYSTEM_DB=$PWD/.gpu-state/cli/system_tuning.db
-cli=.gpu-state/cli/tree/mqajit
+source scripts/device/prebuilt_cli.sh
+export MQAJIT_CACHE_DIR=/tmp/mqajit-cache
+cli=$prebuilt/mqajit
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader | tee "$out/gpu.txt"
 for heads in 32 64; do
   variants_var=RACE_VARIANTS_$heads shapes_var=RACE_SHAPES_$heads
@@ -49,14 +47,14 @@ tuning=0
 left=$((${RACE_DEADLINE:-540} - SECONDS + t0))
 [ $tuning = 1 ] && [ $left -gt ${RACE_TESTS_S:-240} ] && left=${RACE_TESTS_S:-240}
 if [ $left -gt 30 ]; then
-  timeout -k 5 $left .gpu-state/cli/tree/mqajit_tests \
+  timeout -k 5 $left $prebuilt/mqajit_tests \
     -tc="${RACE_TESTS:-gpu: every registered variant*,gpu: clean_logits=false*,gpu: the baseline kernel*}" > "$out/gpu_tests.txt" 2>&1
   echo "[$((SECONDS - t0))s] GPU tests exit $?"; tail -4 "$out/gpu_tests.txt"
 fi
 # RACE_TUNE_KEEP (comma-separated): `mqajit tune --force` of both models' shapes in both modes over
 # these variants and the baseline only (every other registered one --exclude'd).
 if [ $tuning = 1 ]; then
-  exclude=$($cli variants --arch sm_90a | awk 'NR > 1 {print $2}' | grep -v -x -F -f <(tr , '\n' <<< "$RACE_TUNE_KEEP") | paste -sd,)
+  exclude=$(variants_except mqa_logits "$RACE_TUNE_KEEP")
   mkdir -p -m 700 /tmp/race-db
   for model in glm5 deepseek_v32; do
     left=$((${RACE_DEADLINE:-540} - SECONDS + t0)); [ $left -gt 30 ] || break

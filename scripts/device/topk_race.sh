@@ -8,18 +8,15 @@
 # Environment: TOPK_KEEP (comma-separated twgmma names), TOPK_SHAPES (space-separated "S,N,H";
 # default four of GLM-5's and DeepSeek-V3.2's long rows), TOPK_S (seconds, 200).
 set -u
-deps=/tmp/mqajit-deps
-[ -d $deps/usr ] || for f in .gpu-deps/*.deb; do dpkg -x "$f" $deps; done
-export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+source scripts/device/prebuilt_cli.sh
 mkdir -p -m 700 /tmp/topk-race
-export MQAJIT_CACHE_DIR=/tmp/mqajit-cache MQAJIT_SYSTEM_DB=$PWD/.gpu-state/cli/system_tuning.db \
-  MQAJIT_TUNING_DB=/tmp/topk-race/user.db
-cli=.gpu-state/cli/tree/mqajit
+export MQAJIT_CACHE_DIR=/tmp/mqajit-cache MQAJIT_TUNING_DB=/tmp/topk-race/user.db
+cli=$prebuilt/mqajit
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
 [ -n "${TOPK_KEEP:-}" ] || { echo "TOPK_KEEP: the twgmma variants to race (comma-separated)"; exit 2; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$out/gpu.txt"
-exclude=$($cli variants --arch sm_90a --op mqa_topk | awk 'NR > 1 {print $2}' | grep -v -x -F -f <(tr , '\n' <<< "$TOPK_KEEP") | paste -sd,)
+exclude=$(variants_except mqa_topk "$TOPK_KEEP")
 shapes=/tmp/topk-race/shapes.csv
 echo "seq_len,seq_len_kv,heads" > $shapes
 for row in ${TOPK_SHAPES:-2048,32768,32 4096,32768,32 1024,60000,32 4096,32768,64}; do echo "$row" >> $shapes; done

@@ -17,6 +17,10 @@ struct LaunchConfig {
     unsigned grid_x = 1, grid_y = 1, grid_z = 1;
     unsigned block_x = 1, block_y = 1, block_z = 1;
     std::size_t dynamic_shared_bytes = 0;
+    // Programmatic dependent launch (NVIDIA sm_90+; other devices launch as usual): the kernel may
+    // start before the previous kernel on the stream has finished, and waits for it inside
+    // (templates/grid_dependency.cuh) before it touches global memory.
+    bool programmatic_dependent_launch = false;
 };
 
 // Describes a 2-D or 3-D tile copy over a global tensor (TMA on NVIDIA), innermost dimension first.

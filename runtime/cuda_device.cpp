@@ -76,7 +76,8 @@ CudaDevice::CudaDevice(std::shared_ptr<const CudaDriverApi> api, int ordinal)
                    fmt::format("cuDeviceGetAttribute({}, device {})", what, ordinal));
         return value;
     };
-    arch_ = arch_for_compute_capability(attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "COMPUTE_CAPABILITY_MAJOR"),
+    compute_major_ = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "COMPUTE_CAPABILITY_MAJOR");
+    arch_ = arch_for_compute_capability(compute_major_,
                                         attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "COMPUTE_CAPABILITY_MINOR"));
     multiprocessor_count_ = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "MULTIPROCESSOR_COUNT");
     max_shared_bytes_per_block_ = static_cast<std::size_t>(
@@ -116,13 +117,31 @@ void CudaDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config, 
                  kernel.name(), config.dynamic_shared_bytes, name_, cuda_kernel->max_dynamic_shared_bytes());
 
     void* parameters[] = {const_cast<void*>(argument)};
-    const CUresult launched = api().cuLaunchKernel(
-        cuda_kernel->function(), config.grid_x, config.grid_y, config.grid_z, config.block_x, config.block_y,
-        config.block_z, static_cast<unsigned>(config.dynamic_shared_bytes), static_cast<CUstream>(stream), parameters,
-        nullptr);
+    // NOTES: programmatic dependent launch exists from sm_90 on; older devices launch as usual.
+    const bool programmatic = config.programmatic_dependent_launch && compute_major_ >= 9;
+    CUresult launched = CUDA_SUCCESS;
+    if (programmatic) {
+        CUlaunchAttribute attribute{};
+        attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attribute.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig launch{};
+        launch.gridDimX = config.grid_x, launch.gridDimY = config.grid_y, launch.gridDimZ = config.grid_z;
+        launch.blockDimX = config.block_x, launch.blockDimY = config.block_y, launch.blockDimZ = config.block_z;
+        launch.sharedMemBytes = static_cast<unsigned>(config.dynamic_shared_bytes);
+        launch.hStream = static_cast<CUstream>(stream);
+        launch.attrs = &attribute;
+        launch.numAttrs = 1;
+        launched = api().cuLaunchKernelEx(&launch, cuda_kernel->function(), parameters, nullptr);
+    } else {
+        launched = api().cuLaunchKernel(cuda_kernel->function(), config.grid_x, config.grid_y, config.grid_z,
+                                        config.block_x, config.block_y, config.block_z,
+                                        static_cast<unsigned>(config.dynamic_shared_bytes),
+                                        static_cast<CUstream>(stream), parameters, nullptr);
+    }
     if (launched != CUDA_SUCCESS) [[unlikely]] {
         cuda_check(api(), launched,
-                   fmt::format("cuLaunchKernel({}, grid ({}, {}, {}), block ({}, {}, {}), {} bytes shared)",
+                   fmt::format("{}({}, grid ({}, {}, {}), block ({}, {}, {}), {} bytes shared)",
+                               programmatic ? "cuLaunchKernelEx with programmatic dependent launch" : "cuLaunchKernel",
                                kernel.name(), config.grid_x, config.grid_y, config.grid_z, config.block_x,
                                config.block_y, config.block_z, config.dynamic_shared_bytes));
     }

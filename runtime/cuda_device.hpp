@@ -53,6 +53,7 @@ private:
 
     std::shared_ptr<const CudaPrimaryContext> context_;
     std::string arch_;
+    int compute_major_ = 0;
     std::string name_;
     int multiprocessor_count_ = 0;
     std::size_t max_shared_bytes_per_block_ = 0;

@@ -27,7 +27,7 @@ namespace mqajit {
     X(cuCtxGetCurrent, 4000) X(cuCtxSetCurrent, 4000) X(cuCtxGetDevice, 2000) X(cuCtxSynchronize, 2000)  \
     X(cuModuleLoadData, 2000) X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000)                       \
     X(cuFuncSetAttribute, 9000) X(cuFuncGetAttribute, 2020) X(cuLaunchKernel, 4000)                      \
-    X(cuTensorMapEncodeTiled, 12000)                                                                     \
+    X(cuLaunchKernelEx, 11060) X(cuTensorMapEncodeTiled, 12000)                                          \
     X(cuMemAlloc, 3020) X(cuMemFree, 3020) X(cuMemcpyHtoD, 3020) X(cuMemcpyHtoDAsync, 3020)              \
     X(cuMemcpyDtoH, 3020) X(cuMemcpyDtoD, 3020) X(cuMemsetD8, 3020) X(cuMemsetD8Async, 3020)             \
     X(cuMemsetD32, 3020) X(cuMemsetD32Async, 3020)                                                       \

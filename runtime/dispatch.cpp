@@ -77,7 +77,7 @@ void Dispatcher::run(MqaLogitsArgs& args, const MqaLogitsOptions& options) {
     DeviceState& state = state_for(*backend_.current_device());
     const auto [resolved, kernel] = resolve(state, args.shape, options.clean_logits, options.variant);
     if (options.report) *options.report = {resolved->variant ? resolved->variant->name() : "baseline", resolved->reason};
-    launch(state, *resolved, *kernel, args, options.stream);
+    launch(state, *resolved, *kernel, args, options.stream, options.pdl);
 }
 
 KernelChoice Dispatcher::choose(const ProblemShape& shape, bool clean_logits, const std::string& requested_variant) {
@@ -172,18 +172,20 @@ std::shared_ptr<LoadedKernel> Dispatcher::prebuilt_kernel(DeviceState& state, co
 }
 
 void Dispatcher::launch(DeviceState& state, const Resolved& resolved, LoadedKernel& kernel, MqaLogitsArgs& args,
-                        void* stream) {
-    const LaunchPlan plan = resolved.family->plan(resolved.launched, args.shape, state.limits, args.params);
+                        void* stream, bool pdl) {
+    LaunchPlan plan = resolved.family->plan(resolved.launched, args.shape, state.limits, args.params);
     fill_launch_fields(plan, state.device, args.params);
+    plan.config.programmatic_dependent_launch = pdl;
     state.device.launch(kernel, plan.config, stream, &args.params, sizeof(args.params));
 }
 
-void Dispatcher::run_topk_variant(const Variant& topk_variant, MqaLogitsArgs& args, void* stream) {
+void Dispatcher::run_topk_variant(const Variant& topk_variant, MqaLogitsArgs& args, void* stream, bool pdl) {
     DeviceState& state = state_for(*backend_.current_device());
     const std::shared_ptr<LoadedKernel> kernel =
         backend_.generated_kernel(cache_, state.device, topk_variant, args.shape.heads, args.shape.head_dim);
-    const LaunchPlan plan = topk_family_for(topk_variant).plan(topk_variant, args.shape, state.limits, args.params);
+    LaunchPlan plan = topk_family_for(topk_variant).plan(topk_variant, args.shape, state.limits, args.params);
     fill_launch_fields(plan, state.device, args.params);
+    plan.config.programmatic_dependent_launch = pdl;
     state.device.launch(*kernel, plan.config, stream, &args.params, sizeof(args.params));
 }
 

@@ -30,7 +30,7 @@ public:
     void run_reference(MqaLogitsArgs& args, void* stream);
     // mqa_topk's fused kernel: `topk_variant` (an mqa_topk family's) over args, whose topk_* fields
     // are set; compiled and cached like a tuned variant. Errors propagate (the caller falls back).
-    void run_topk_variant(const Variant& topk_variant, MqaLogitsArgs& args, void* stream);
+    void run_topk_variant(const Variant& topk_variant, MqaLogitsArgs& args, void* stream, bool pdl);
     // Compiles (or finds) and loads that kernel ahead of the call's first launch.
     void prepare_topk_variant(const Variant& topk_variant, int heads, int head_dim);
     // mqa_topk's pre-built kernel `kernel_name` for the current device, loaded (kept in the kernel
@@ -71,7 +71,8 @@ private:
                             const std::string& requested);
     std::shared_ptr<LoadedKernel> load(DeviceState& state, const Resolved& resolved, const ProblemShape& shape);
     std::shared_ptr<LoadedKernel> prebuilt_kernel(DeviceState& state, const PrebuiltKernel& kernel);
-    void launch(DeviceState& state, const Resolved& resolved, LoadedKernel& kernel, MqaLogitsArgs& args, void* stream);
+    void launch(DeviceState& state, const Resolved& resolved, LoadedKernel& kernel, MqaLogitsArgs& args, void* stream,
+                bool pdl);
 
     Backend& backend_;
     KernelCache cache_;

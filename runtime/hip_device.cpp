@@ -37,6 +37,8 @@ void HipDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config, v
                  "LDS buffers or smaller tiles",
                  kernel.name(), config.dynamic_shared_bytes, info_.name, info_.max_shared_bytes_per_block);
 
+    // NOTES: HIP has no programmatic dependent launch; config.programmatic_dependent_launch is
+    // ignored and the kernel starts after the previous one, as without it.
     const ScopedHipDevice scope(device_);
     void* parameters[] = {const_cast<void*>(argument)};
     const HipError launched = api().hipModuleLaunchKernel(

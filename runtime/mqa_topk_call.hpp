@@ -4,11 +4,10 @@
 #include <cstdint>
 #include <string>
 
+#include "codegen/launch_plan.hpp"
 #include "mqajit/mqa_topk.hpp"
 #include "runtime/mqa_topk_layout.hpp"
 #include "variants/variant.hpp"
-
-struct LaunchConfig;
 
 namespace mqajit {
 
@@ -25,9 +24,10 @@ TensorView rows_of(const TensorView& t, std::int64_t first, std::int64_t count);
 // A view of workspace bytes [offset, offset + 4 * count) as `dtype` (int32 or float32) [count].
 TensorView workspace_array(const TopkCall& call, std::int64_t offset, std::int64_t count, DType dtype);
 
-// A pre-built mqa_topk kernel (by name) on the current device, with `params` as its argument.
-void launch_topk_kernel(const char* kernel_name, const LaunchConfig& config, const void* params,
-                        std::size_t params_bytes, void* stream);
+// A pre-built mqa_topk kernel (by name) on the current device, with `params` as its argument, on
+// `call`'s stream, with its options' programmatic dependent launch.
+void launch_topk_kernel(const char* kernel_name, LaunchConfig config, const void* params, std::size_t params_bytes,
+                        const TopkCall& call);
 
 // The unfused path over every row, its logits in the workspace from byte `logits_offset` on: per
 // block of rows, mqa_logits (clean_logits=false, `variant`: a name, or empty for the table's

@@ -71,11 +71,11 @@ void find_thresholds(const TopkCall& call, const FusedTopkLayout& layout, const 
     void* const stream = call.options.stream;
     if (call.seq_len_kv <= layout.capacity) {
         launch_topk_kernel(kTopkThresholdsKernelName, topk_thresholds_launch_config(call.seq_len), &p, sizeof(p),
-                           stream);
+                           call);
         return;
     }
     launch_topk_kernel(kTopkSampleKernelName, topk_sample_launch_config(layout.sample_len, p.head_dim, call.seq_len),
-                       &p, sizeof(p), stream);
+                       &p, sizeof(p), call);
     const std::int64_t head_dim = p.head_dim;
     const TensorView sample_kv =
         TensorView::strided(p.sample_kv, DType::float8_e4m3, {layout.sample_len, head_dim}, {head_dim, 1});
@@ -86,7 +86,8 @@ void find_thresholds(const TopkCall& call, const FusedTopkLayout& layout, const 
     const std::int64_t rows_per_pass =
         std::clamp<std::int64_t>((call.workspace.size(0) - layout.logits) / (4 * row_stride), 1, call.seq_len);
     float* const scores = workspace_at<float>(call, layout.logits);
-    const MqaLogitsOptions options{.clean_logits = false, .stream = stream, .num_sms = call.options.num_sms};
+    const MqaLogitsOptions options{
+        .clean_logits = false, .stream = stream, .num_sms = call.options.num_sms, .pdl = call.options.pdl};
     for (std::int64_t first = 0; first < call.seq_len; first += rows_per_pass) {
         const std::int64_t rows = std::min(rows_per_pass, call.seq_len - first);
         const TensorView logits =
@@ -97,7 +98,7 @@ void find_thresholds(const TopkCall& call, const FusedTopkLayout& layout, const 
         block.sample_logits = scores;
         block.sample_logits_stride = row_stride;
         launch_topk_kernel(kTopkThresholdsKernelName, topk_thresholds_launch_config(rows), &block, sizeof(block),
-                           stream);
+                           call);
     }
 }
 
@@ -120,10 +121,10 @@ void run_fused(const TopkCall& call, const FusedTopkLayout& layout, const Varian
     args.params.topk_keys = workspace_at<int>(call, layout.candidate_keys);
     args.params.topk_values = workspace_at<float>(call, layout.candidate_values);
     args.params.topk_capacity = layout.capacity;
-    Dispatcher::instance().run_topk_variant(topk_variant, args, call.options.stream);
+    Dispatcher::instance().run_topk_variant(topk_variant, args, call.options.stream, call.options.pdl);
 
     launch_topk_kernel(kTopkCandidatesKernelName, topk_candidates_launch_config(call.seq_len, call.k, layout.capacity), &p,
-                       sizeof(p), call.options.stream);
+                       sizeof(p), call);
 
     run_unfused_passes(call, layout.logits, logits_variant.name(),
                        workspace_array(call, layout.fallback_starts, call.seq_len, DType::int32),

@@ -24,10 +24,11 @@ TensorView workspace_array(const TopkCall& call, std::int64_t offset, std::int64
     return TensorView::strided(static_cast<char*>(call.workspace.data) + offset, dtype, {count}, {1});
 }
 
-void launch_topk_kernel(const char* kernel_name, const LaunchConfig& config, const void* params,
-                        std::size_t params_bytes, void* stream) {
+void launch_topk_kernel(const char* kernel_name, LaunchConfig config, const void* params, std::size_t params_bytes,
+                        const TopkCall& call) {
     const auto [kernel, device] = Dispatcher::instance().topk_kernel(kernel_name);
-    device->launch(*kernel, config, stream, params, params_bytes);
+    config.programmatic_dependent_launch = call.options.pdl;
+    device->launch(*kernel, config, call.options.stream, params, params_bytes);
 }
 
 void run_unfused_passes(const TopkCall& call, std::int64_t logits_offset, const std::string& variant,
@@ -43,7 +44,7 @@ void run_unfused_passes(const TopkCall& call, std::int64_t logits_offset, const 
     const std::int64_t rows_per_pass = (call.seq_len + passes - 1) / passes;
     void* const logits_base = static_cast<char*>(call.workspace.data) + logits_offset;
     MqaLogitsOptions logits_options{.clean_logits = false, .stream = call.options.stream, .variant = variant,
-                                    .num_sms = call.options.num_sms, .report = nullptr};
+                                    .num_sms = call.options.num_sms, .report = nullptr, .pdl = call.options.pdl};
     for (std::int64_t first = 0; first < call.seq_len; first += rows_per_pass) {
         const std::int64_t rows = std::min(rows_per_pass, call.seq_len - first);
         const TensorView logits =
@@ -78,7 +79,7 @@ void run_unfused_passes(const TopkCall& call, std::int64_t logits_offset, const 
         params.sort_by_logit = call.options.sorted ? 1 : 0;
         params.capacity = MQA_TOPK_SELECT_CAPACITY(call.k);
         launch_topk_kernel(kTopkSelectKernelName, topk_select_launch_config(rows, call.k), &params, sizeof(params),
-                           call.options.stream);
+                           call);
     }
 }
 

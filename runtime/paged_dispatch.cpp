@@ -73,9 +73,10 @@ void PagedDispatcher::run(PagedMqaLogitsArgs& args, const PagedMqaLogitsOptions&
     DeviceState& state = state_for(*backend_.current_device());
     const auto [resolved, kernel] = resolve(state, args.shape, options.clean_logits, options.variant);
     if (options.report) *options.report = {resolved->variant ? resolved->variant->name() : "baseline", resolved->reason};
-    const LaunchPlan plan =
+    LaunchPlan plan =
         paged_family_for(resolved->launched).plan(resolved->launched, args.shape, state.limits, args.params);
     encode_tensor_maps(plan, state.device, &args.params, sizeof(args.params));
+    plan.config.programmatic_dependent_launch = options.pdl;
     state.device.launch(*kernel, plan.config, options.stream, &args.params, sizeof(args.params));
 }
 

@@ -59,8 +59,10 @@ __device__ __forceinline__ void logits_column(const PagedMqaLogitsParams& p, int
                                            hip_minimal::block_y(), hip_minimal::grid_blocks_y());                  \
     }
 #else
+#include "grid_dependency.cuh"
 #define MQA_REFERENCE_PAGED_MQA_LOGITS_KERNEL(NAME)                                                                 \
     extern "C" __global__ void __launch_bounds__(128) NAME(const __grid_constant__ PagedMqaLogitsParams p) {       \
+        mqa_pdl::grid_dependency_wait();                                                                           \
         mqa_paged_reference::logits_column(p, blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y, gridDim.y);       \
     }
 #endif

@@ -158,11 +158,13 @@ __device__ __forceinline__ void candidates_row(const TopkFusedParams& p, int row
 // (MQA_TOPK_CANDIDATES_SHARED_BYTES).
 #define MQA_TOPK_FUSED_KERNELS(sample_name, thresholds_name, candidates_name)                                   \
     extern "C" __global__ void __launch_bounds__(256) sample_name(const TopkFusedParams p) {                    \
+        mqa_pdl::grid_dependency_wait();                                                                        \
         mqa_topk::sample_kv(p);                                                                                 \
     }                                                                                                           \
     extern "C" __global__ void __launch_bounds__(MQA_TOPK_THRESHOLDS_THREADS, MQA_TOPK_THRESHOLDS_MIN_BLOCKS)   \
         thresholds_name(const TopkFusedParams p) {                                                              \
         __shared__ mqa_topk::RadixState shared;                                                                 \
+        mqa_pdl::grid_dependency_wait();                                                                        \
         for (int row = blockIdx.x; row < p.rows; row += gridDim.x)                                              \
             mqa_topk::threshold_row<MQA_TOPK_THRESHOLDS_THREADS>(p, row, shared);                               \
     }                                                                                                           \
@@ -172,6 +174,7 @@ __device__ __forceinline__ void candidates_row(const TopkFusedParams& p, int row
         extern __shared__ __align__(16) unsigned char raw[];                                                    \
         const mqa_topk::GatherSlots slots = mqa_topk::gather_slots(raw, p.k, p.capacity);                       \
         const mqa_topk::CandidateArea area = mqa_topk::ranking_area(raw, slots.ordered, slots.keys);             \
+        mqa_pdl::grid_dependency_wait();                                                                        \
         for (int row = blockIdx.x; row < p.rows; row += gridDim.x)                                              \
             mqa_topk::candidates_row<mqa_topk::kThreads>(p, row, slots, area, shared, &slot_counter);            \
     }

@@ -14,6 +14,7 @@
 // Either way, among equal logits at the k-th place the smaller key index wins. The selection is in
 // key order, or with sort_by_logit logits descending, equal logits by index ascending.
 // Slots past a window holding fewer than k keys get index -1 and logit -inf.
+#include "grid_dependency.cuh"
 #include "topk_candidates.cuh"
 
 namespace mqa_topk {
@@ -151,6 +152,7 @@ __device__ __forceinline__ void select_row(const TopkSelectParams& p, int row, R
         extern __shared__ __align__(16) unsigned char raw[];                                                  \
         const mqa_topk::GatherSlots slots = mqa_topk::gather_slots(raw, p.k, p.capacity);                     \
         const mqa_topk::CandidateArea area = mqa_topk::ranking_area(raw, slots.ordered, slots.keys);           \
+        mqa_pdl::grid_dependency_wait();                                                                      \
         for (int row = blockIdx.x; row < p.rows; row += gridDim.x) {                                          \
             if (p.only_rows == nullptr || p.only_rows[row] != 0)                                              \
                 mqa_topk::select_row(p, row, shared, slots, area, &counter);                                  \

@@ -37,6 +37,11 @@ struct MqaLogitsOptions {
     // a negative cu_starts[i]) hold anything; no kernel writes outside [0, max_seqlen_k).
     int max_seqlen_k = 0;
     DispatchReport* report = nullptr;
+    // Programmatic dependent launch (DeepGEMM's set_pdl): on sm_90+ the kernels may start while the
+    // kernel before them on the stream finishes, and wait for it before they touch memory; they
+    // also let the next kernel start early. Only a next kernel launched the same way (and waiting
+    // likewise) overlaps; others start after the call as always. Ignored elsewhere.
+    bool pdl = false;
 };
 
 // q:          float8_e4m3 [S, H, D], d and h dense (strides [s_stride, D, 1])

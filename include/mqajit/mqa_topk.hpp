@@ -49,6 +49,7 @@ struct MqaTopkOptions {
     // The path and the kernel that computed the scores: "fused <twgmma variant>" or the mqa_logits
     // kernel of the unfused path's last pass, and why.
     DispatchReport* report = nullptr;
+    bool pdl = false;  // as MqaLogitsOptions::pdl, for every kernel of the call
 };
 
 // The most keys a row may select.

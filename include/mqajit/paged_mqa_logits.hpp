@@ -21,10 +21,15 @@ struct PagedMqaLogitsOptions {
     // Empty: the decode tuning table decides. "baseline": the pre-built kernel. Otherwise a pwgmma
     // (sm_90a) or pmfma (gfx942/gfx950) variant name, which must fit the call (an mqajit::Error says
     // why not).
-    std::string variant;
+    std::string variant{};
     // Multiprocessors the call may use. 0: all of them; a count above the device's means all.
     int num_sms = 0;
     DispatchReport* report = nullptr;
+    // Programmatic dependent launch (DeepGEMM's set_pdl): on sm_90+ the kernel may start while the
+    // kernel before it on the stream finishes, and waits for it before it touches memory; it
+    // also lets the next kernel start early. Only a next kernel launched the same way (and waiting
+    // likewise) overlaps; others start after the call as always. Ignored elsewhere.
+    bool pdl = false;
 };
 
 // q:            float8_e4m3 [B, next_n, H, D], dense within a request (strides [b_stride, H*D, D, 1])

@@ -16,6 +16,7 @@ from ._mqajit import __version__, device_info
 from ._deepgemm import fp8_fp4_mqa_logits, fp8_mqa_logits
 from ._num_sms import get_num_sms, set_num_sms
 from ._ops import mqa_logits, mqa_logits_reference
+from ._pdl import get_pdl, set_pdl
 from ._topk import TopkExplanation, explain_topk, mqa_topk
 from ._paged import fp8_paged_mqa_logits, get_paged_mqa_logits_metadata, paged_mqa_logits, paged_mqa_logits_reference
 from ._torch_op import register as _register_torch_op, torch_op_available
@@ -25,6 +26,6 @@ _register_torch_op()
 
 __all__ = ["Explanation", "RuntimeStatus", "TopkExplanation", "__version__", "device_info", "explain", "explain_topk",
            "fp8_fp4_mqa_logits",
-           "fp8_mqa_logits", "fp8_paged_mqa_logits", "get_num_sms", "get_paged_mqa_logits_metadata", "lookup",
+           "fp8_mqa_logits", "fp8_paged_mqa_logits", "get_num_sms", "get_paged_mqa_logits_metadata", "get_pdl", "lookup",
            "mqa_logits", "mqa_logits_reference", "mqa_topk", "paged_mqa_logits", "paged_mqa_logits_reference",
-           "runtime_status", "set_num_sms", "torch_op_available"]
+           "runtime_status", "set_num_sms", "set_pdl", "torch_op_available"]

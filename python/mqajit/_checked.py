@@ -54,7 +54,8 @@ def call(function_name, q, kv, kv_scales, weights, cu_starts, cu_ends, clean_log
             return _mqajit.mqa_logits_reference(*views, clean_logits=clean_logits, stream=stream,
                                                 max_seqlen_k=max_seqlen_k)
         return _mqajit.mqa_logits(*views, clean_logits=clean_logits, stream=stream, variant=variant or "",
-                                  report=want_report, max_seqlen_k=max_seqlen_k, num_sms=_mqajit.num_sms_setting())
+                                  report=want_report, max_seqlen_k=max_seqlen_k, num_sms=_mqajit.num_sms_setting(),
+                                  pdl=_mqajit.pdl_setting())
 
     _views.run_on(hooks, device, run, report)
     return out

@@ -44,7 +44,8 @@ def _call(function_name, q, kv_cache, weights, context_lens, block_table, max_co
         if reference:
             return _mqajit.paged_mqa_logits_reference(*views, clean_logits=clean_logits, stream=stream)
         return _mqajit.paged_mqa_logits(*views, clean_logits=clean_logits, stream=stream, variant=variant or "",
-                                        report=report is not None, num_sms=_mqajit.num_sms_setting())
+                                        report=report is not None, num_sms=_mqajit.num_sms_setting(),
+                                        pdl=_mqajit.pdl_setting())
 
     _views.run_on(hooks, device, run, report)
     return out

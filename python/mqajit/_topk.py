@@ -68,7 +68,7 @@ def mqa_topk(q, kv, weights, cu_starts, cu_ends, k=2048, out=None, *, sorted=Fal
                                 None if logits is None else _views.view_of("logits", logits, device),
                                 _views.view_of("workspace", workspace, device), sorted=bool(sorted), stream=stream,
                                 variant=variant or "", report=report is not None,
-                                num_sms=_mqajit.num_sms_setting(), path=str(path))
+                                num_sms=_mqajit.num_sms_setting(), path=str(path), pdl=_mqajit.pdl_setting())
 
     _views.run_on(hooks, device, run, report)
     return (indices, logits) if return_logits else indices

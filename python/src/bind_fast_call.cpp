@@ -242,6 +242,9 @@ void bind_fast_call(py::module_& module) {
         },
         "num_sms"_a, "The process-wide SM cap every call passes as MqaLogitsOptions::num_sms (0: all).");
     module.def("num_sms_setting", &num_sms_setting, "The cap set_num_sms_setting() set (0: all).");
+    module.def("set_pdl_setting", &set_pdl_setting, "enabled"_a,
+               "The process-wide programmatic dependent launch switch every call passes as its options' pdl.");
+    module.def("pdl_setting", &pdl_setting, "The switch set_pdl_setting() set.");
     module.def("logits_row_stride", &logits_row_stride, "columns"_a, "element_bytes"_a,
                "The row stride (in elements) of logits mqajit allocates: rows start on 128-byte boundaries.");
 }

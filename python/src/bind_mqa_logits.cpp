@@ -33,7 +33,7 @@ Views views_from(py::handle q, py::handle kv, py::handle kv_scales, py::handle w
 
 py::object run_mqa_logits(py::handle q, py::handle kv, py::handle kv_scales, py::handle weights, py::handle cu_starts,
                           py::handle cu_ends, py::handle logits, bool clean_logits, std::uintptr_t stream,
-                          std::string variant, bool report, int max_seqlen_k, int num_sms) {
+                          std::string variant, bool report, int max_seqlen_k, int num_sms, bool pdl) {
     const Views views = views_from(q, kv, kv_scales, weights, cu_starts, cu_ends, logits);
     DispatchReport dispatch_report;
     const MqaLogitsOptions options{.clean_logits = clean_logits,
@@ -41,7 +41,8 @@ py::object run_mqa_logits(py::handle q, py::handle kv, py::handle kv_scales, py:
                                    .variant = std::move(variant),
                                    .num_sms = num_sms,
                                    .max_seqlen_k = max_seqlen_k,
-                                   .report = report ? &dispatch_report : nullptr};
+                                   .report = report ? &dispatch_report : nullptr,
+                                   .pdl = pdl};
     {
         py::gil_scoped_release released;
         mqa_logits(views.q, views.kv, views.kv_scales, views.weights, views.cu_starts, views.cu_ends, views.logits,
@@ -75,7 +76,7 @@ Bad input raises ValueError before anything is launched.)";
 void bind_mqa_logits(py::module_& module) {
     module.def("mqa_logits", &run_mqa_logits, "q"_a, "kv"_a, "kv_scales"_a, "weights"_a, "cu_starts"_a, "cu_ends"_a,
                "logits"_a, py::kw_only(), "clean_logits"_a = true, "stream"_a = 0, "variant"_a = "",
-               "report"_a = false, "max_seqlen_k"_a = 0, "num_sms"_a = 0, kMqaLogitsDoc);
+               "report"_a = false, "max_seqlen_k"_a = 0, "num_sms"_a = 0, "pdl"_a = false, kMqaLogitsDoc);
     module.def("mqa_logits_reference", &run_reference, "q"_a, "kv"_a, "kv_scales"_a, "weights"_a, "cu_starts"_a,
                "cu_ends"_a, "logits"_a, py::kw_only(), "clean_logits"_a = true, "stream"_a = 0, "max_seqlen_k"_a = 0,
                "The same operator from the slow fp32 reference kernel, for checking results.");

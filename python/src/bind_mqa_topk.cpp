@@ -19,7 +19,7 @@ using namespace py::literals;
 py::object run_topk(py::handle q, py::handle kv, py::handle kv_scales, py::handle weights, py::handle cu_starts,
                     py::handle cu_ends, py::handle indices, py::handle values, py::handle workspace,
                     bool sorted, std::uintptr_t stream, std::string variant, bool report, int num_sms,
-                    const std::string& path) {
+                    const std::string& path, bool pdl) {
     const TensorView q_view = tensor_view_from("q", q), kv_view = tensor_view_from("kv", kv),
                      scales_view = tensor_view_from("kv_scales", kv_scales),
                      weights_view = tensor_view_from("weights", weights),
@@ -35,7 +35,8 @@ py::object run_topk(py::handle q, py::handle kv, py::handle kv_scales, py::handl
                                  .variant = std::move(variant),
                                  .num_sms = num_sms,
                                  .path = topk_path,
-                                 .report = report ? &dispatch_report : nullptr};
+                                 .report = report ? &dispatch_report : nullptr,
+                                 .pdl = pdl};
     {
         py::gil_scoped_release released;
         mqa_topk(q_view, kv_view, scales_view, weights_view, starts_view, ends_view, indices_view, values_view,
@@ -61,7 +62,7 @@ report=True, returns {"kernel": ..., "reason": ...}. Bad input raises ValueError
 void bind_mqa_topk(py::module_& module) {
     module.def("mqa_topk", &run_topk, "q"_a, "kv"_a, "kv_scales"_a, "weights"_a, "cu_starts"_a, "cu_ends"_a,
                "indices"_a, "values"_a, "workspace"_a, py::kw_only(), "sorted"_a = false, "stream"_a = 0, "variant"_a = "",
-               "report"_a = false, "num_sms"_a = 0, "path"_a = "auto", kTopkDoc);
+               "report"_a = false, "num_sms"_a = 0, "path"_a = "auto", "pdl"_a = false, kTopkDoc);
     module.def("mqa_topk_row_bytes", &mqa_topk_row_bytes, "seq_len_kv"_a,
                "Bytes of float32 logits one row takes in mqa_topk's workspace.");
     module.def("mqa_topk_workspace_bytes", &mqa_topk_workspace_bytes, "seq_len"_a, "seq_len_kv"_a, "k"_a,

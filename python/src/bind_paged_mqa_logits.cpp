@@ -32,14 +32,15 @@ PagedViews paged_views_from(py::handle q, py::handle kv_cache, py::handle weight
 
 py::object run_paged(py::handle q, py::handle kv_cache, py::handle weights, py::handle context_lens,
                      py::handle block_table, py::handle logits, bool clean_logits, std::uintptr_t stream,
-                     std::string variant, bool report, int num_sms) {
+                     std::string variant, bool report, int num_sms, bool pdl) {
     const PagedViews v = paged_views_from(q, kv_cache, weights, context_lens, block_table, logits);
     DispatchReport dispatch_report;
     const PagedMqaLogitsOptions options{.clean_logits = clean_logits,
                                         .stream = reinterpret_cast<void*>(stream),
                                         .variant = std::move(variant),
                                         .num_sms = num_sms,
-                                        .report = report ? &dispatch_report : nullptr};
+                                        .report = report ? &dispatch_report : nullptr,
+                                        .pdl = pdl};
     {
         py::gil_scoped_release released;
         paged_mqa_logits(v.q, v.kv_cache, v.weights, v.context_lens, v.block_table, v.logits, options);
@@ -70,7 +71,7 @@ returns {"kernel": ..., "reason": ...}. Bad input raises ValueError before anyth
 void bind_paged_mqa_logits(py::module_& module) {
     module.def("paged_mqa_logits", &run_paged, "q"_a, "kv_cache"_a, "weights"_a, "context_lens"_a, "block_table"_a,
                "logits"_a, py::kw_only(), "clean_logits"_a = false, "stream"_a = 0, "variant"_a = "",
-               "report"_a = false, "num_sms"_a = 0, kPagedDoc);
+               "report"_a = false, "num_sms"_a = 0, "pdl"_a = false, kPagedDoc);
     module.def("paged_mqa_logits_reference", &run_paged_reference, "q"_a, "kv_cache"_a, "weights"_a,
                "context_lens"_a, "block_table"_a, "logits"_a, py::kw_only(), "clean_logits"_a = false,
                "stream"_a = 0, "The same operator from the slow fp32 reference kernel, for checking results.");

@@ -17,6 +17,7 @@ namespace mqajit::python {
 namespace {
 
 std::atomic<int> g_num_sms{0};
+std::atomic<bool> g_pdl{false};
 
 // NOTES: module state, touched with the GIL held.
 struct CheckedPaths {
@@ -116,7 +117,8 @@ Outcome try_fast(const BoundCall& call, Owned& result) {
                                    .variant = std::move(scalars.variant),
                                    .num_sms = num_sms_setting(),
                                    .max_seqlen_k = scalars.max_seqlen_k,
-                                   .report = want_report ? &served : nullptr};
+                                   .report = want_report ? &served : nullptr,
+                                   .pdl = pdl_setting()};
     const TensorView& q = tensors[0].view;
     if (call.skip_library) {
         result = std::move(out);
@@ -175,6 +177,8 @@ std::int64_t logits_row_stride(std::int64_t columns, std::int64_t element_bytes)
 
 int num_sms_setting() { return g_num_sms.load(std::memory_order_relaxed); }
 void set_num_sms_setting(int num_sms) { g_num_sms.store(num_sms, std::memory_order_relaxed); }
+bool pdl_setting() { return g_pdl.load(std::memory_order_relaxed); }
+void set_pdl_setting(bool enabled) { g_pdl.store(enabled, std::memory_order_relaxed); }
 
 void set_checked_paths(PyObject* bound, PyObject* unbound, PyObject* unbound_reference) {
     CheckedPaths& paths = checked_paths();

@@ -43,5 +43,8 @@ std::int64_t logits_row_stride(std::int64_t columns, std::int64_t element_bytes)
 // mqajit.set_num_sms()'s process-wide cap (0: all), passed as MqaLogitsOptions::num_sms.
 int num_sms_setting();
 void set_num_sms_setting(int num_sms);
+// mqajit.set_pdl()'s process-wide switch, passed as the options' pdl.
+bool pdl_setting();
+void set_pdl_setting(bool enabled);
 
 }  // namespace mqajit::python

@@ -119,7 +119,8 @@ Outcome try_fast(PyObject* const* args, Owned& result) {
                                         .stream = stream,
                                         .variant = std::move(scalars.variant),
                                         .num_sms = num_sms_setting(),
-                                        .report = want_report ? &served : nullptr};
+                                        .report = want_report ? &served : nullptr,
+                                        .pdl = pdl_setting()};
     const TensorView &q = tensors[0].view, &kv_cache = tensors[1].view, &weights = tensors[2].view,
                      &context_lens = tensors[3].view, &block_table = tensors[4].view;
     const Outcome ran = run_without_gil([&] {

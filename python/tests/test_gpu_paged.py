@@ -146,3 +146,23 @@ def test_the_paged_torch_op_traces_under_torch_compile():
     torch.cuda.synchronize()
     assert calc_diff(logits[inside], expected[inside]) < 1e-5
     assert_sums_of(logits, inside, sums)
+
+
+def test_pdl_keeps_the_bits_eagerly_and_in_a_graph():
+    problem = PagedProblem(16, 2, 64, 2000, seed=13)
+    arguments = problem.arguments()
+    plain = mqajit.paged_mqa_logits(*arguments, True)
+    out = torch.full_like(plain, math.nan)
+    try:
+        mqajit.set_pdl(True)
+        eager = mqajit.paged_mqa_logits(*arguments, True)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            mqajit.paged_mqa_logits(*arguments, True, out)
+            mqajit.paged_mqa_logits(*arguments, True, out)
+        graph.replay()
+        torch.cuda.synchronize()
+    finally:
+        mqajit.set_pdl(False)
+    assert torch.equal(eager, plain)
+    assert torch.equal(out, plain)

@@ -179,3 +179,27 @@ def test_torch_compile_traces_through_the_op():
     assert torch.equal(maximum, eager)
     reference = torch_reference(problem)[0]
     assert torch.allclose(maximum, reference.amax(dim=-1), rtol=0, atol=1e-3 * float(reference[inside].abs().max()))
+
+
+def test_pdl_keeps_the_results_bitwise_eagerly_and_in_a_graph():
+    problem = Problem(1024, 32, 8192, "causal", seed=59)
+    plain = mqajit.mqa_logits(*problem.arguments())
+    outs = [torch.empty_like(plain) for _ in range(3)]
+    try:
+        mqajit.set_pdl(True)
+        assert mqajit.get_pdl()
+        eager = mqajit.mqa_logits(*problem.arguments())
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):  # back-to-back launches: each may start while the one before ends
+            for out in outs:
+                mqajit.mqa_logits(*problem.arguments(), out=out)
+        for out in outs:
+            out.fill_(math.nan)
+        graph.replay()
+        torch.cuda.synchronize()
+    finally:
+        mqajit.set_pdl(False)
+    assert not mqajit.get_pdl()
+    assert torch.equal(eager, plain)
+    for out in outs:
+        assert torch.equal(out, plain)

@@ -127,3 +127,18 @@ def test_a_cuda_graph_replays_with_new_inputs(path, num_kv):
         want_indices, want_values, _ = expected_topk(logits[:, :num_kv], fresh, 2048)
         assert torch.equal(captured, want_indices)
         assert torch.equal(captured_values, want_values)
+
+
+@pytest.mark.parametrize("path", ["unfused", "fused"])
+def test_pdl_keeps_the_selection(path):
+    if path == "fused" and not fused_available():
+        pytest.skip("the fused path runs on sm_90a only")
+    problem = Problem(num_rows=512, heads=32, num_kv=8192, windows="causal", seed=17)
+    plain = mqajit.mqa_topk(*problem.arguments(), k=2048, path=path)
+    try:
+        mqajit.set_pdl(True)
+        with_pdl = mqajit.mqa_topk(*problem.arguments(), k=2048, path=path)
+        torch.cuda.synchronize()
+    finally:
+        mqajit.set_pdl(False)
+    assert torch.equal(with_pdl, plain)

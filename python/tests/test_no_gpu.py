@@ -100,6 +100,20 @@ def test_num_sms_reaches_the_library_and_the_setting_is_checked():
     assert _mqajit.num_sms_setting() == 0
 
 
+def test_pdl_is_a_switch_that_reaches_the_library():
+    assert mqajit.get_pdl() is False and _mqajit.pdl_setting() is False
+    expect_error(TypeError, lambda: mqajit.set_pdl(1), "True or False")
+    try:
+        mqajit.set_pdl(True)
+        assert mqajit.get_pdl() is True and _mqajit.pdl_setting() is True
+    finally:
+        mqajit.set_pdl(False)
+    assert mqajit.get_pdl() is False
+    # The keyword reaches the bindings: the call gets as far as the device it lacks here.
+    if not mqajit.runtime_status().gpu_available:
+        expect_error(RuntimeError, lambda: _mqajit.mqa_logits(**good_views(), pdl=True), "no CUDA device")
+
+
 def test_the_torch_op_is_registered_where_torch_has_custom_op_and_says_why_not_elsewhere():
     registered, reason = mqajit.torch_op_available()
     try:

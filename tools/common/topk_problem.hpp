@@ -24,6 +24,7 @@ public:
 
     const HostProblem& host() const { return host_; }
     int k() const { return k_; }
+    DeviceInputs::Views inputs() const { return inputs_.views(host_); }
 
     // mqa_topk() into this problem's indices (every other operand its own).
     void run(const MqaTopkOptions& options) const;

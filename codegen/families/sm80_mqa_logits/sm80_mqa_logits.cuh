@@ -13,6 +13,7 @@
 // The part above `#if defined(__CUDACC__)` is host code too: the generator sizes shared memory with
 // shared_layout() and the unit tests replay the lane mappings on the CPU.
 
+#include "grid_dependency.cuh"
 #include "mqa_common.cuh"
 #include "mqa_logits_output.cuh"
 #include "mqa_logits_params.cuh"
@@ -447,6 +448,7 @@ __device__ __forceinline__ void sm80_mqa_logits_body(const MqaLogitsParams& p) {
 #define MQA_SM80_MQA_LOGITS_KERNEL(NAME, HEADS, HEAD_DIM, BLOCK_KV, ROWS, WARPS, STAGES, FP8_MMA)   \
     extern "C" __global__ void __launch_bounds__((WARPS) * 32, 1)                                  \
         NAME(const __grid_constant__ MqaLogitsParams p) {                                          \
+        mqa_pdl::grid_dependency_wait();                                                           \
         sm80_mqa_logits_body<HEADS, HEAD_DIM, BLOCK_KV, ROWS, WARPS, STAGES, FP8_MMA>(p);          \
     }
 

@@ -9,6 +9,7 @@
 // whole tiles in turn, so one warpgroup's epilogue overlaps another's wgmma (and, when pipelined,
 // its own next wgmma).
 
+#include "grid_dependency.cuh"
 #include "mqa_logits_params.cuh"
 #include "sm90_primitives.cuh"
 #include "sm90_wgmma.cuh"
@@ -217,6 +218,9 @@ __device__ __forceinline__ void sm90_mqa_logits_body(const MqaLogitsParams& p) {
         fence_barrier_init();
     }
     __syncthreads();
+    // Everything above touched only shared memory and the kernel parameters (grid_dependency.cuh).
+    mqa_pdl::grid_dependency_wait();
+    mqa_pdl::grid_dependents_may_launch();
 
     const int warpgroup = warp_uniform<C::kUniformWarpIndex>(static_cast<int>(threadIdx.x / 128));
     if (warpgroup == 0) {

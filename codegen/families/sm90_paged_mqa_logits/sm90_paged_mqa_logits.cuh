@@ -12,6 +12,7 @@
 // take the run's blocks in turn. A producer per warpgroup keeps each stage ring independent: a
 // warpgroup that lags holds back only its own loads.
 
+#include "grid_dependency.cuh"
 #include "paged_mqa_logits_params.cuh"
 #include "sm90_epilogue.cuh"
 #include "sm90_paged_schedule.cuh"
@@ -350,6 +351,10 @@ __device__ __forceinline__ void sm90_paged_mqa_logits_body(const PagedMqaLogitsP
         p.next_n != C::kNextN || p.block_kv != C::kBlockKv)
         __trap();
     const SharedLayout smem = carve_shared<C>(raw_shared);
+    // NOTES: the wait comes before the barrier init, not after it: the context-length reads that
+    // follow start the chain of dependent reads a small batch is made of (grid_dependency.cuh).
+    mqa_pdl::grid_dependency_wait();
+    mqa_pdl::grid_dependents_may_launch();
     const ScanSlice slice = count_slice_blocks<C>(p);
     // NOTES: the last warp initializes the barriers: its scan slice is empty unless the batch nearly
     // fills every slice, while thread 0 holds request 0, whose context length is on the path to the

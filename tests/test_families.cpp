@@ -162,10 +162,10 @@ TEST_CASE("families: a kernel's headers are the templates its source includes, n
         return names;
     };
     CHECK(header_names(wgmma) == with_output({"sm90_mqa_logits.cuh", "sm90_primitives.cuh", "sm90_wgmma.cuh",
-                                              "sm90_consumer.cuh", "sm90_epilogue.cuh"}));
+                                              "sm90_consumer.cuh", "sm90_epilogue.cuh", "grid_dependency.cuh"}));
     const GeneratedKernel mma =
         sm80_mqa_logits_family().generate(Variant::parse("mma16x8x32_bkv64_r4_w4_lds2"), 32, 128, Arch::parse("sm_89"));
-    CHECK(header_names(mma) == with_output({"sm80_mqa_logits.cuh"}));
+    CHECK(header_names(mma) == with_output({"sm80_mqa_logits.cuh", "grid_dependency.cuh"}));
     const GeneratedKernel mfma =
         gfx9_mqa_logits_family().generate(Variant::parse("mfma32x32x64_bkv64_r1_w2_lds2"), 32, 128, Arch::parse("gfx950"));
     CHECK(header_names(mfma) == with_output({"gfx9_mqa_logits.cuh", "gfx9_mfma.cuh"}));

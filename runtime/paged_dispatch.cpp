@@ -77,6 +77,7 @@ void PagedDispatcher::run(PagedMqaLogitsArgs& args, const PagedMqaLogitsOptions&
         paged_family_for(resolved->launched).plan(resolved->launched, args.shape, state.limits, args.params);
     encode_tensor_maps(plan, state.device, &args.params, sizeof(args.params));
     plan.config.programmatic_dependent_launch = options.pdl;
+    args.params.programmatic_launch = options.pdl ? 1 : 0;
     state.device.launch(*kernel, plan.config, options.stream, &args.params, sizeof(args.params));
 }
 

@@ -34,6 +34,7 @@ struct PagedMqaLogitsParams {
     int context_lens_2d;           // 1: token t sees keys j < context_lens[b, t]; 0: j < lens[b] - next_n + t + 1
     int clean_logits;              // 1: write -inf to every column of [0, max_context_len) a token does not see
     int num_cache_blocks;
+    int programmatic_launch;       // 1: launched with PDL, so the kernel may start before its predecessor ends
 
     MqaTensorMap tma_q;            // 3-D over q: (d, next_n * H rows of one request, request)
     MqaTensorMap tma_keys;         // 3-D over the cache's keys: (d, slot, cache block)

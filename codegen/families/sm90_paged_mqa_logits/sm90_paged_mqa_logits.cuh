@@ -351,28 +351,33 @@ __device__ __forceinline__ void sm90_paged_mqa_logits_body(const PagedMqaLogitsP
         p.next_n != C::kNextN || p.block_kv != C::kBlockKv)
         __trap();
     const SharedLayout smem = carve_shared<C>(raw_shared);
-    // NOTES: the wait comes before the barrier init, not after it: the context-length reads that
-    // follow start the chain of dependent reads a small batch is made of (grid_dependency.cuh).
-    mqa_pdl::grid_dependency_wait();
-    mqa_pdl::grid_dependents_may_launch();
-    const ScanSlice slice = count_slice_blocks<C>(p);
     // NOTES: the last warp initializes the barriers: its scan slice is empty unless the batch nearly
     // fills every slice, while thread 0 holds request 0, whose context length is on the path to the
     // first loads.
-    if (threadIdx.x == C::kThreads - 32) {
-        prefetch_tensor_map(&p.tma_q);
-        prefetch_tensor_map(&p.tma_keys);
-        prefetch_tensor_map(&p.tma_scales);
-        for (int s = 0; s < C::kStages; ++s) {
-            barrier_init(smem.kv_full + s, 1);
-            barrier_init(smem.kv_empty + s, 4);  // one arrival per warp of the consuming warpgroup
+    const auto initialize = [&] {
+        if (threadIdx.x == C::kThreads - 32) {
+            prefetch_tensor_map(&p.tma_q);
+            prefetch_tensor_map(&p.tma_keys);
+            prefetch_tensor_map(&p.tma_scales);
+            for (int s = 0; s < C::kStages; ++s) {
+                barrier_init(smem.kv_full + s, 1);
+                barrier_init(smem.kv_empty + s, 4);  // one arrival per warp of the consuming warpgroup
+            }
+            for (int b = 0; b < C::kQBuffers; ++b) {
+                barrier_init(smem.q_full + b, 1);
+                barrier_init(smem.q_empty + b, 4 * C::kMathGroups);
+            }
+            fence_barrier_init();
         }
-        for (int b = 0; b < C::kQBuffers; ++b) {
-            barrier_init(smem.q_full + b, 1);
-            barrier_init(smem.q_empty + b, 4 * C::kMathGroups);
-        }
-        fence_barrier_init();
-    }
+    };
+    // Launched with PDL, what touches no global memory runs while the previous kernel finishes;
+    // otherwise the context-length reads come first: they start the chain of dependent reads a
+    // small batch is made of (grid_dependency.cuh).
+    if (p.programmatic_launch) initialize();
+    mqa_pdl::grid_dependency_wait();
+    mqa_pdl::grid_dependents_may_launch();
+    const ScanSlice slice = count_slice_blocks<C>(p);
+    if (!p.programmatic_launch) initialize();
     // The thread that finds the run issues its first Q and reads its first block-table entry before
     // the scan's last barrier, then loads that block; produce() skips both.
     // NOTES: a CTA with few blocks is a chain of dependent reads (context lengths, block table, keys),

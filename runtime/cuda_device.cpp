@@ -132,6 +132,7 @@ void CudaDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config, 
         launch.attrs = &attribute;
         launch.numAttrs = 1;
         launched = api().cuLaunchKernelEx(&launch, cuda_kernel->function(), parameters, nullptr);
+        if (launched == CUDA_SUCCESS) programmatic_launches_.fetch_add(1, std::memory_order_relaxed);
     } else {
         launched = api().cuLaunchKernel(cuda_kernel->function(), config.grid_x, config.grid_y, config.grid_z,
                                         config.block_x, config.block_y, config.block_z,

@@ -2,6 +2,8 @@
 // An NVIDIA GPU seen through the driver API: its primary context, properties, module load, launch,
 // TMA descriptors, memory and timing.
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -47,6 +49,8 @@ public:
     std::unique_ptr<EventTimer> create_timer() override;
 
     CUcontext context() const { return context_->context(); }
+    // Launches made with programmatic dependent launch so far (tests check that options reach here).
+    std::uint64_t programmatic_launches() const { return programmatic_launches_.load(std::memory_order_relaxed); }
 
 private:
     const CudaDriverApi& api() const { return context_->api(); }
@@ -58,6 +62,7 @@ private:
     int multiprocessor_count_ = 0;
     std::size_t max_shared_bytes_per_block_ = 0;
     std::string driver_version_;
+    std::atomic<std::uint64_t> programmatic_launches_{0};
 };
 
 }  // namespace mqajit

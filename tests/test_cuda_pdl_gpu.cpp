@@ -14,6 +14,7 @@
 #include "mqajit/mqa_topk.hpp"
 #include "mqajit/paged_mqa_logits.hpp"
 #include "runtime/backend.hpp"
+#include "runtime/cuda_device.hpp"
 #include "tests/gpu_support.hpp"
 #include "tools/common/device_buffers.hpp"
 #include "tools/common/device_paged_problem.hpp"
@@ -106,6 +107,13 @@ int sm_number(const std::string& arch) {
     return number;
 }
 
+// The device's count of launches made with PDL, to show that an operator's `pdl` reached them.
+std::uint64_t programmatic_launches(Device& gpu) {
+    const auto* cuda = dynamic_cast<const CudaDevice*>(&gpu);
+    REQUIRE(cuda != nullptr);
+    return cuda->programmatic_launches();
+}
+
 #define MQAJIT_REQUIRE_PDL_GPU()                                                      \
     MQAJIT_REQUIRE_GPU();                                                             \
     if (sm_number(gpu->arch()) < 90)                                                  \
@@ -149,9 +157,11 @@ TEST_CASE("gpu pdl: mqa_logits launched with pdl reads the weights a late kernel
         problem.poison_logits(stream->handle());
         late.enqueue(stream->handle());
         DispatchReport report;
+        const std::uint64_t launches = programmatic_launches(*gpu);
         problem.run(MqaLogitsOptions{
             .clean_logits = true, .stream = stream->handle(), .variant = variant, .report = &report, .pdl = true});
         gpu->synchronize(stream->handle());
+        CHECK(programmatic_launches(*gpu) == launches + 1);
         const Comparison comparison = compare_logits(problem.host(), problem.download_logits(), expected, true);
         INFO(fmt::format("{}: {}", report.kernel, comparison.summary()));
         CHECK(comparison.passed(kMaxCalcDiff));
@@ -171,9 +181,11 @@ TEST_CASE("gpu pdl: paged_mqa_logits launched with pdl reads the weights a late 
         problem.poison_logits(stream->handle());
         late.enqueue(stream->handle());
         DispatchReport report;
+        const std::uint64_t launches = programmatic_launches(*gpu);
         problem.run(PagedMqaLogitsOptions{
             .clean_logits = true, .stream = stream->handle(), .report = &report, .pdl = true});
         gpu->synchronize(stream->handle());
+        CHECK(programmatic_launches(*gpu) == launches + 1);
         const Comparison comparison =
             compare_paged_logits(problem.host(), problem.download_logits(), expected, true);
         INFO(fmt::format("H={} next_n={} batch={} {}: {}", heads, next_n, batch, report.kernel, comparison.summary()));
@@ -187,16 +199,21 @@ TEST_CASE("gpu pdl: mqa_topk launched with pdl reads the weights a late kernel w
     DeviceTopkProblem problem(*gpu, make_problem(512, 8192, 32, 128, MaskKind::causal, fresh_topk_seed()), 2048);
     const LateOperand late(*gpu, problem.inputs().weights);
     const auto stream = gpu->create_stream();
+    std::uint64_t launches_before_any = programmatic_launches(*gpu);
     for (const MqaTopkPath path : {MqaTopkPath::unfused, MqaTopkPath::fused}) {
         DispatchReport report;
         problem.run(MqaTopkOptions{.path = path, .report = &report});
         const std::string selecting = selecting_kernel_of_report(report.kernel);
         const std::vector<std::int32_t> expected =
             expected_topk(problem.host(), problem.logits_of(selecting), problem.host().logits_row_stride, 2048);
+        CHECK(programmatic_launches(*gpu) == launches_before_any);  // the calls without pdl made none
         problem.poison_indices(stream->handle());
         late.enqueue(stream->handle());
+        const std::uint64_t launches = programmatic_launches(*gpu);
         problem.run(MqaTopkOptions{.stream = stream->handle(), .path = path, .pdl = true});
         gpu->synchronize(stream->handle());
+        CHECK(programmatic_launches(*gpu) >= launches + 2);  // every kernel of the call: at least scores and select
+        launches_before_any = programmatic_launches(*gpu);
         INFO(report.kernel);
         CHECK(problem.download_indices() == expected);
     }

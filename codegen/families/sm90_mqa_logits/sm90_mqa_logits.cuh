@@ -206,17 +206,7 @@ __device__ __forceinline__ void sm90_mqa_logits_body(const MqaLogitsParams& p) {
         __trap();
     }
     const SharedLayout smem = carve_shared<C>(raw_shared);
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < C::kStages; ++s) {
-            barrier_init(smem.kv_full + s, 1);
-            barrier_init(smem.kv_empty + s, 4);  // one arrival per warp of the consuming warpgroup
-        }
-        for (int b = 0; b < C::kQBuffers; ++b) {
-            barrier_init(smem.q_full + b, 1);
-            barrier_init(smem.q_empty + b, 4 * C::kMathGroups);
-        }
-        fence_barrier_init();
-    }
+    if (threadIdx.x == 0) init_pipeline_barriers(smem, C::kStages, C::kQBuffers, C::kMathGroups);
     __syncthreads();
     // Everything above touched only shared memory and the kernel parameters (grid_dependency.cuh).
     mqa_pdl::grid_dependency_wait();

@@ -31,6 +31,23 @@ __device__ __forceinline__ void fence_barrier_init() {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
+// The barriers of a pipeline of `stages` KV stages and `q_buffers` Q buffers (a layout with
+// kv_full, kv_empty, q_full and q_empty): each full barrier takes the producer's one arrival, a KV
+// stage's empty barrier one per warp of the warpgroup that consumes it, a Q buffer's empty
+// barrier one per warp of every math warpgroup. One thread calls it.
+template <class Layout>
+__device__ __forceinline__ void init_pipeline_barriers(const Layout& smem, int stages, int q_buffers, int math_groups) {
+    for (int s = 0; s < stages; ++s) {
+        barrier_init(smem.kv_full + s, 1);
+        barrier_init(smem.kv_empty + s, 4);
+    }
+    for (int b = 0; b < q_buffers; ++b) {
+        barrier_init(smem.q_full + b, 1);
+        barrier_init(smem.q_empty + b, 4 * math_groups);
+    }
+    fence_barrier_init();
+}
+
 __device__ __forceinline__ void barrier_arrive(u64* barrier) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(barrier)) : "memory");
 }

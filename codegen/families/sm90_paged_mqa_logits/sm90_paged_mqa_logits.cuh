@@ -359,15 +359,7 @@ __device__ __forceinline__ void sm90_paged_mqa_logits_body(const PagedMqaLogitsP
             prefetch_tensor_map(&p.tma_q);
             prefetch_tensor_map(&p.tma_keys);
             prefetch_tensor_map(&p.tma_scales);
-            for (int s = 0; s < C::kStages; ++s) {
-                barrier_init(smem.kv_full + s, 1);
-                barrier_init(smem.kv_empty + s, 4);  // one arrival per warp of the consuming warpgroup
-            }
-            for (int b = 0; b < C::kQBuffers; ++b) {
-                barrier_init(smem.q_full + b, 1);
-                barrier_init(smem.q_empty + b, 4 * C::kMathGroups);
-            }
-            fence_barrier_init();
+            init_pipeline_barriers(smem, C::kStages, C::kQBuffers, C::kMathGroups);
         }
     };
     // Launched with PDL, what touches no global memory runs while the previous kernel finishes;

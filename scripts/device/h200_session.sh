@@ -18,6 +18,10 @@
 #                 every registered variant's time per shape, to compare kernel changes
 #   ncu-stalls    ncu's per-instruction stall samples of the served N=256 prefill kernels (H=32 r8,
 #                 H=64 r4) at 4096 x 16384, summarized by scripts/device/ncu_stalls.py
+#   pdl-chain     python/benchmarks/pdl_chain.py: CUDA graphs of back-to-back calls with programmatic
+#                 dependent launch off and on, mqajit and DeepGEMM
+# The device call returns at most 8 files, so at the end everything but summary.txt is packed into
+# $OUT/session_<time>.tgz.
 # Tuned CSVs come back under $OUT; put them in .gpu-state/ (ignored, carried) when a later call
 # may start bare, and they are restored before tuning resumes.
 #   scripts/device/h200_session.sh STEP...
@@ -118,10 +122,22 @@ for step in "$@"; do
         python3 scripts/device/ncu_stalls.py "$out/ncu_source_h$1.csv" 40 > "$out/ncu_stalls_h$1.txt" 2>&1
         stamp "ncu stalls H=$1: $(head -2 "$out/ncu_stalls_h$1.txt" | tr '\n' ' ')"
       done ;;
+    pdl-chain)
+      ensure_built
+      wait  # DeepGEMM's build and JIT warm-up, if this call started them
+      PYTHONPATH=build/python:.deepgemm:python/benchmarks DG_JIT_CACHE_DIR=/tmp/deepgemm-cache \
+        LD_PRELOAD=/lib/x86_64-linux-gnu/libstdc++.so.6 timeout -k 10 280 python3 python/benchmarks/pdl_chain.py \
+        --json "$out/pdl_chain.json" > "$out/pdl_chain.txt" 2>&1
+      stamp "pdl chain exit $?"; cat "$out/pdl_chain.txt" >> "$out/summary.txt" ;;
     host)
       ensure_built
       bash scripts/gpu_session.sh host > /dev/null 2>&1; stamp "host time: $(tail -1 "$out/host_time.txt" 2>/dev/null)" ;;
-    *) echo "unknown step $step (verify gpu-tests tune decode-bench side-by-side adopt logits-dtype host prefill-ab ncu-stalls)"; exit 2 ;;
+    *) echo "unknown step $step (verify gpu-tests tune decode-bench side-by-side adopt logits-dtype host prefill-ab ncu-stalls pdl-chain)"; exit 2 ;;
   esac
 done
 stamp done
+if [ -n "${OUT:-}" ]; then  # one archive per run of this script (a call may run it more than once)
+  archive=session_$(date +%s).tgz
+  (cd "$out" && find . -type f ! -name summary.txt ! -name 'session_*.tgz' | tar -czf "/tmp/$archive" -T - &&
+     find . -type f ! -name summary.txt ! -name 'session_*.tgz' -delete && mv "/tmp/$archive" .)
+fi

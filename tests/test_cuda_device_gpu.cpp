@@ -12,9 +12,11 @@
 #include "mqajit/error.hpp"
 #include "runtime/cuda_backend.hpp"
 #include "runtime/kernel_cache.hpp"
+#include "tests/cuda_test_kernels.hpp"
 #include "tests/gpu_support.hpp"
 
 using namespace mqajit;
+using mqajit::testing::build_test_kernel;
 
 namespace {
 
@@ -89,16 +91,6 @@ struct TmaArgs {
     int y;
 };
 
-std::shared_ptr<LoadedKernel> build(Device& gpu, const char* source, const char* kernel) {
-    CompileRequest request;
-    request.source = source;
-    request.source_name = std::string(kernel) + ".cu";
-    request.kernel_name = kernel;
-    request.arch = gpu.arch();
-    const CompileResult compiled = backend_for(Vendor::nvidia).compiler().compile(request);
-    return gpu.load(compiled.binary, kernel);
-}
-
 template <typename T>
 std::vector<T> download(Device& gpu, const DeviceBuffer& buffer) {
     std::vector<T> host(buffer.size() / sizeof(T));
@@ -151,7 +143,7 @@ TEST_CASE("gpu runtime: a fresh backend finds the device of the context already 
 
 TEST_CASE("gpu runtime: a compiled kernel runs with its by-value argument") {
     MQAJIT_REQUIRE_GPU();
-    auto kernel = build(*gpu, kScaleAdd, "scale_add");
+    auto kernel = build_test_kernel(*gpu, kScaleAdd, "scale_add");
     constexpr int kCount = 1000;
     std::vector<float> host(kCount);
     for (int i = 0; i < kCount; ++i) host[i] = static_cast<float>(i);
@@ -170,7 +162,7 @@ TEST_CASE("gpu runtime: a compiled kernel runs with its by-value argument") {
 
 TEST_CASE("gpu runtime: kernels may use the opt-in shared memory, and asking beyond it is refused") {
     MQAJIT_REQUIRE_GPU();
-    auto kernel = build(*gpu, kSharedFill, "shared_fill");
+    auto kernel = build_test_kernel(*gpu, kSharedFill, "shared_fill");
     const std::size_t shared_bytes = gpu->max_shared_bytes_per_block();  // no static shared memory here
     REQUIRE(shared_bytes > 48 * 1024);
     const unsigned words = static_cast<unsigned>(shared_bytes / 4);
@@ -221,7 +213,7 @@ TEST_CASE("gpu runtime: fills, device copies and streams") {
 
 TEST_CASE("gpu runtime: the event timer measures device time") {
     MQAJIT_REQUIRE_GPU();
-    auto kernel = build(*gpu, kSpin, "spin");
+    auto kernel = build_test_kernel(*gpu, kSpin, "spin");
     auto timer = gpu->create_timer();
     CHECK_THROWS_AS(timer->elapsed_ms(), Error);
     auto stream = gpu->create_stream();
@@ -262,7 +254,7 @@ TEST_CASE("gpu runtime: a TMA descriptor loads the right tile and fills outside 
     for (auto word : args.map.words) any_set = any_set || word != 0;
     CHECK(any_set);
 
-    auto kernel = build(*gpu, kTmaTile, "tma_tile");
+    auto kernel = build_test_kernel(*gpu, kTmaTile, "tma_tile");
     LaunchConfig config;
     config.block_x = 128;
     args.out = static_cast<unsigned char*>(out->data());

@@ -13,16 +13,18 @@
 #include "mqajit/mqa_logits.hpp"
 #include "mqajit/mqa_topk.hpp"
 #include "mqajit/paged_mqa_logits.hpp"
-#include "runtime/backend.hpp"
 #include "runtime/cuda_device.hpp"
+#include "tests/cuda_test_kernels.hpp"
 #include "tests/gpu_support.hpp"
 #include "tools/common/device_buffers.hpp"
 #include "tools/common/device_paged_problem.hpp"
 #include "tools/common/device_problem.hpp"
 #include "tools/common/topk_problem.hpp"
+#include "variants/arch.hpp"
 
 using namespace mqajit;
 using namespace mqajit::tools;
+using mqajit::testing::build_test_kernel;
 
 namespace {
 
@@ -61,27 +63,18 @@ struct CopyArgs {
 
 constexpr long long kLateCycles = 2'000'000;
 
-std::shared_ptr<LoadedKernel> build(Device& gpu, const char* kernel) {
-    CompileRequest request;
-    request.source = kLateWriter;
-    request.source_name = "late_writer.cu";
-    request.kernel_name = kernel;
-    request.arch = gpu.arch();
-    return gpu.load(backend_for(Vendor::nvidia).compiler().compile(request).binary, kernel);
-}
-
 LaunchConfig one_block() {
     LaunchConfig config;
     config.block_x = 256;
     return config;
 }
 
-// The stand-in for the engine's kernel: `operand` (float32, 2-D, dense) holds zeros until, about a millisecond after its
-// dependents may start, the kernel copies `values` into it.
+// The stand-in for the engine's kernel: `operand` (float32, 2-D, dense) holds zeros until, about a
+// millisecond after its dependents may start, the kernel copies `values` into it.
 class LateOperand {
 public:
     LateOperand(Device& gpu, const TensorView& operand)
-        : gpu_(gpu), kernel_(build(gpu, "late_write")), operand_(static_cast<float*>(operand.data)),
+        : gpu_(gpu), kernel_(build_test_kernel(gpu, kLateWriter, "late_write")), operand_(static_cast<float*>(operand.data)),
           count_(static_cast<int>(operand.size(0) * operand.size(1))), values_(gpu.allocate(sizeof(float) * count_)) {
         gpu.copy_on_device(values_->data(), operand_, sizeof(float) * count_);
     }
@@ -99,12 +92,9 @@ private:
     std::unique_ptr<DeviceBuffer> values_;
 };
 
-// "sm_90a" -> 90; 0 for an AMD arch.
-int sm_number(const std::string& arch) {
-    if (!arch.starts_with("sm_")) return 0;
-    int number = 0;
-    for (std::size_t i = 3; i < arch.size() && arch[i] >= '0' && arch[i] <= '9'; ++i) number = number * 10 + (arch[i] - '0');
-    return number;
+bool has_pdl(const Device& gpu) {
+    const Arch arch = Arch::parse(gpu.arch());
+    return arch.vendor == Vendor::nvidia && arch.number >= 90;
 }
 
 // The device's count of launches made with PDL, to show that an operator's `pdl` reached them.
@@ -116,7 +106,7 @@ std::uint64_t programmatic_launches(Device& gpu) {
 
 #define MQAJIT_REQUIRE_PDL_GPU()                                                      \
     MQAJIT_REQUIRE_GPU();                                                             \
-    if (sm_number(gpu->arch()) < 90)                                                  \
+    if (!has_pdl(*gpu))                                                               \
     MQAJIT_SKIP(gpu->arch() + " has no programmatic dependent launch (sm_90 and later)")
 
 }  // namespace
@@ -127,10 +117,11 @@ TEST_CASE("gpu pdl: a dependent starts before the late writer ends, and griddepc
     std::vector<float> ones(kCount, 1.0f);
     auto source = upload(*gpu, ones);
     auto operand = gpu->allocate(sizeof(float) * kCount), copied = gpu->allocate(sizeof(float) * kCount);
-    const auto writer = build(*gpu, "late_write");
+    const auto writer = build_test_kernel(*gpu, kLateWriter, "late_write");
+    const auto without_wait = build_test_kernel(*gpu, kLateWriter, "copy_without_wait");
+    const auto after_wait = build_test_kernel(*gpu, kLateWriter, "copy_after_wait");
     const auto stream = gpu->create_stream();
-    auto run = [&](const char* reader, bool programmatic) {
-        const auto kernel = build(*gpu, reader);
+    auto run = [&](const LoadedKernel& reader, bool programmatic) {
         gpu->fill_u32(operand->data(), 0, kCount, stream->handle());
         const LateWriteArgs late{static_cast<const float*>(source->data()), static_cast<float*>(operand->data()),
                                  kCount, kLateCycles};
@@ -138,13 +129,13 @@ TEST_CASE("gpu pdl: a dependent starts before the late writer ends, and griddepc
         LaunchConfig config = one_block();
         config.programmatic_dependent_launch = programmatic;
         const CopyArgs copy{static_cast<const float*>(operand->data()), static_cast<float*>(copied->data()), kCount};
-        gpu->launch(*kernel, config, stream->handle(), &copy, sizeof(copy));
+        gpu->launch(reader, config, stream->handle(), &copy, sizeof(copy));
         gpu->synchronize(stream->handle());
         return download_floats(*gpu, *copied);
     };
-    CHECK(run("copy_without_wait", false) == ones);
-    CHECK(run("copy_without_wait", true) != ones);  // it ran early: the setup below tests something
-    CHECK(run("copy_after_wait", true) == ones);
+    CHECK(run(*without_wait, false) == ones);
+    CHECK(run(*without_wait, true) != ones);  // it ran early: the setup below tests something
+    CHECK(run(*after_wait, true) == ones);
 }
 
 TEST_CASE("gpu pdl: mqa_logits launched with pdl reads the weights a late kernel writes") {

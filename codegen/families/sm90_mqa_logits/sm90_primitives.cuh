@@ -73,6 +73,11 @@ __device__ __forceinline__ void barrier_wait(u64* barrier, u32 parity) {
 
 // ---- TMA ------------------------------------------------------------------------------------
 
+// Brings the 128-byte line holding `address` into L2 (no register, no wait).
+__device__ __forceinline__ void prefetch_l2(const void* address) {
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(address));
+}
+
 __device__ __forceinline__ void prefetch_tensor_map(const void* tensor_map) {
     asm volatile("prefetch.tensormap [%0];" ::"l"(tensor_map) : "memory");
 }

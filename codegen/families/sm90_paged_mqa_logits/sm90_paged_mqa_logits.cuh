@@ -369,6 +369,7 @@ __device__ __forceinline__ void sm90_paged_mqa_logits_body(const PagedMqaLogitsP
     mqa_pdl::grid_dependency_wait();
     mqa_pdl::grid_dependents_may_launch();
     const ScanSlice slice = count_slice_blocks<C>(p);
+    prefetch_block_table<C>(p);
     if (!p.programmatic_launch) initialize();
     // The thread that finds the run issues its first Q and reads its first block-table entry before
     // the scan's last barrier, then loads that block; produce() skips both.

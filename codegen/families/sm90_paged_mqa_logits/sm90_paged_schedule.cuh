@@ -79,8 +79,10 @@ __device__ __forceinline__ ScanSlice count_slice_blocks(const PagedMqaLogitsPara
 // batch their scan slices are empty, so they reach this before the context lengths arrive (the
 // threads holding requests wait for theirs), and the last warp, which initializes the barriers,
 // takes a share only when the others are all busy.
-// NOTES: with the last warp first, batch 1 was 1-3% slower (H100, 2026-12-06 evening): its barrier
-// init waited behind this code, cold in the instruction cache.
+// NOTES: measured on an H100 (2026-12-06 evening): 0.94-0.97x the time at H=64 batch 32 x 4k
+// (next_n 1-2; H=32 0.965-1.007), 0.957x at batch 1 x 128k, within 1% at batch >= 128; 1.02x at
+// next_n=4 H=64 batch 32 x 4k. The last warp taking the first shares was within 2% of this on
+// the same machine (1.02-1.03x at batch 1 on another).
 template <class C>
 __device__ __forceinline__ void prefetch_block_table(const PagedMqaLogitsParams& p) {
     constexpr int kEntriesPerLine = 32;

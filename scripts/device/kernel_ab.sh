@@ -20,6 +20,8 @@
 set -uo pipefail
 final=${OUT:-$PWD/gpu-out}
 work=/tmp/kernel-ab
+# A warm machine keeps /tmp from the previous call: its results would be summarized with these.
+rm -rf "$work/results"
 mkdir -p "$final" "$work/results"
 t0=$SECONDS
 stamp() {

@@ -31,18 +31,32 @@ std::int64_t element_size_bytes(DType dtype) {
     return 4;
 }
 
-TensorView TensorView::contiguous(const void* data, DType dtype, std::initializer_list<std::int64_t> shape) {
-    MQAJIT_CHECK(shape.size() >= 1 && shape.size() <= kMaxRank, "a tensor has 1 to {} dimensions, not {}",
-                 kMaxRank, shape.size());
+namespace {
+
+TensorView shaped(const void* data, DType dtype, std::initializer_list<std::int64_t> shape) {
+    MQAJIT_CHECK(shape.size() >= 1 && shape.size() <= TensorView::kMaxRank, "a tensor has 1 to {} dimensions, not {}",
+                 TensorView::kMaxRank, shape.size());
     TensorView view;
     view.data = const_cast<void*>(data);
     view.dtype = dtype;
     view.rank = static_cast<int>(shape.size());
     std::copy(shape.begin(), shape.end(), view.shape.begin());
+    return view;
+}
+
+}  // namespace
+
+TensorView TensorView::contiguous(const void* data, DType dtype, std::initializer_list<std::int64_t> shape) {
+    TensorView view = shaped(data, dtype, shape);
     std::int64_t stride = 1;
     for (int dim = view.rank - 1; dim >= 0; --dim) {
         view.strides[dim] = stride;
-        stride *= view.shape[dim];
+        if (dim > 0 && __builtin_mul_overflow(stride, view.shape[dim], &stride)) {
+            throw Error(ErrorKind::invalid_argument,
+                        fmt::format("a contiguous tensor of shape [{}] has more elements than a 64-bit stride can "
+                                    "step over; pass the sizes of memory that exists",
+                                    fmt::join(std::span(view.shape.data(), static_cast<std::size_t>(view.rank)), ", ")));
+        }
     }
     return view;
 }
@@ -51,7 +65,7 @@ TensorView TensorView::strided(const void* data, DType dtype, std::initializer_l
                                std::initializer_list<std::int64_t> strides) {
     MQAJIT_CHECK(shape.size() == strides.size(), "shape has {} dimensions but strides has {}", shape.size(),
                  strides.size());
-    TensorView view = contiguous(data, dtype, shape);
+    TensorView view = shaped(data, dtype, shape);
     std::copy(strides.begin(), strides.end(), view.strides.begin());
     return view;
 }

@@ -33,6 +33,7 @@ void check_logits(const TensorView& logits, int max_seqlen_k, bool clean_logits)
         MQAJIT_CHECK(logits.size(dim) >= 1 && logits.size(dim) <= kMaxIndex,
                      "logits dimension {} is {}; sizes must be 1 to {}", dim, logits.size(dim), kMaxIndex);
     }
+    check_addressable(logits, "logits");
 }
 
 bool aligned(const void* pointer, std::uintptr_t bytes) {
@@ -88,7 +89,6 @@ MqaLogitsArgs make_mqa_logits_args(const TensorView& q, const TensorView& kv, co
     MQAJIT_CHECK(aligned(logits.data, static_cast<std::uintptr_t>(element_size_bytes(logits.dtype))),
                  "logits must be aligned to its element size ({} bytes for {})", element_size_bytes(logits.dtype),
                  to_string(logits.dtype));
-    MQAJIT_CHECK(s * logits.stride(0) < (std::int64_t{1} << 62), "logits is too large to index");
 
     MqaLogitsArgs args;
     args.shape = ProblemShape{.heads = static_cast<int>(h), .head_dim = static_cast<int>(d), .seq_len = s,

@@ -80,7 +80,6 @@ PagedMqaLogitsArgs make_paged_mqa_logits_args(const TensorView& q, const TensorV
     MQAJIT_CHECK(aligned(weights.data, 4) && aligned(context_lens.data, 4) && aligned(block_table.data, 4) &&
                      aligned(logits.data, 4),
                  "weights, context_lens, block_table and logits must be 4-byte aligned");
-    MQAJIT_CHECK(b * next_n * logits.stride(0) < (std::int64_t{1} << 62), "logits is too large to index");
     MQAJIT_CHECK(max_context_len <= kMaxIndex && b * next_n <= kMaxIndex,
                  "logits is {}: at most {} rows and columns (int32 indices)", logits.describe(), kMaxIndex);
 

@@ -1,5 +1,7 @@
 #include "runtime/tensor_checks.hpp"
 
+#include <limits>
+
 #include "core/check.hpp"
 
 namespace mqajit {
@@ -15,6 +17,22 @@ void check_tensor(const TensorView& t, const char* name, DType dtype, int rank, 
         MQAJIT_CHECK(t.size(dim) >= 1 && t.size(dim) <= kMaxIndex, "{} dimension {} is {}; sizes must be 1 to {}",
                      name, dim, t.size(dim), kMaxIndex);
     }
+    check_addressable(t, name);
+}
+
+void check_addressable(const TensorView& t, const char* name) {
+    constexpr std::int64_t kLimit = std::int64_t{1} << 62;
+    std::int64_t span = 0;  // sum over dimensions of (size - 1) x |stride|, in elements
+    bool fits = true;
+    for (int dim = 0; dim < t.rank && fits; ++dim) {
+        const std::int64_t stride = t.stride(dim);
+        std::int64_t step = 0;
+        fits = stride > std::numeric_limits<std::int64_t>::min() &&
+               !__builtin_mul_overflow(t.size(dim) - 1, stride < 0 ? -stride : stride, &step) &&
+               !__builtin_add_overflow(span, step, &span) && span < kLimit;
+    }
+    MQAJIT_CHECK(fits, "{} is {}: its sizes and strides span 2^62 elements or more; no memory is that large", name,
+                 t.describe());
 }
 
 void check_size(const TensorView& t, const char* name, int dim, std::int64_t expected, const char* what) {

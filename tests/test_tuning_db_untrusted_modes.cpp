@@ -257,3 +257,25 @@ TEST_CASE("group choice: the nearest SM count's distance does not overflow at in
     CHECK(nearest_to(INT_MAX - 1) == INT_MAX);
     CHECK(nearest_to(2) == 1);
 }
+
+TEST_CASE("tuning explain: a group whose rows do not read back under its key explains the baseline, no crash") {
+    // Found by fuzz_user_db: a cu_num stored as 132.5 lists as group 132, whose rows (WHERE cu_num = 132)
+    // are none; explain dereferenced the missing row.
+    TempDir dir("unreadable-group");
+    const auto file = dir.path() / "tuning.db";
+    {
+        TuningDb db(std::nullopt, file);
+        db.insert(make_row("sm_90a", 132, 32, 128, 1024, 8192, kVariant, 11));
+    }
+    {
+        sqlite::Database database(file, sqlite::OpenMode::read_write);
+        database.execute(fmt::format("UPDATE {} SET cu_num = 132.5", ShapeKey::kOp.table));
+    }
+    TuningDb db(std::nullopt, file);
+    CHECK(db.lookup(sm90_key(132, 1)) == nullptr);
+    const LookupResult explained = db.explain(sm90_key(132, 1));
+    CHECK_FALSE(explained.row.has_value());
+    REQUIRE_FALSE(explained.steps.empty());
+    CHECK(explained.steps.back().find("none of its rows reads back under that key") != std::string::npos);
+    CHECK(explained.steps.back().find("baseline kernel") != std::string::npos);
+}

@@ -217,6 +217,14 @@ LookupResultOf<Key> TuningDb::explain_any(const Key& shape) const {
         result.steps.push_back(fmt::format("no tuned rows for group {}", group_string(shape)));
         result.steps.insert(result.steps.end(), answer.fallbacks.begin(), answer.fallbacks.end());
     }
+    // NOTES: a damaged file can list a group whose rows do not read back under its key (a number
+    // stored as text or a fraction, text that is not UTF-8); lookups then find no row, and so does this.
+    if (rows.empty()) {
+        result.steps.push_back(fmt::format("group {} is listed, but none of its rows reads back under that key (the "
+                                           "file was edited or damaged; `mqajit db check` names such rows): use the "
+                                           "baseline kernel", group_string(*answer.group)));
+        return result;
+    }
     const auto num_user = std::ranges::count_if(rows.rows(), [](const TunedRowOf<Key>& row) {
         return row.origin.starts_with("user:");
     });

@@ -86,8 +86,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                                      {cache_stride, d + 4, d + 4, 1});
         const TensorView weights =
             TensorView::strided(address(3, 0), DType::float32, {b * next_n, h}, {weights_stride, 1});
-        const TensorView lens = lens_2d ? TensorView::strided(address(4, 0), DType::int32, {b, next_n}, {lens_stride, 1})
-                                        : TensorView::contiguous(address(4, 0), DType::int32, {b});
+        const TensorView lens = lens_2d
+                                    ? TensorView::strided(address(4, 0), DType::int32, {b, next_n}, {lens_stride, 1})
+                                    : TensorView::contiguous(address(4, 0), DType::int32, {b});
         const TensorView table =
             TensorView::strided(address(5, 0), DType::int32, {b, max_blocks}, {table_stride, 1});
         const TensorView logits = TensorView::strided(address(6, misaligned & 4), DType::float32,

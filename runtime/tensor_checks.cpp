@@ -22,7 +22,7 @@ void check_tensor(const TensorView& t, const char* name, DType dtype, int rank, 
 
 void check_addressable(const TensorView& t, const char* name) {
     constexpr std::int64_t kLimit = std::int64_t{1} << 62;
-    std::int64_t span = 0;  // sum over dimensions of (size - 1) x |stride|, in elements
+    std::int64_t span = 0;  // sum over dimensions of (size - 1) x |stride|, in elements, then bytes
     bool fits = true;
     for (int dim = 0; dim < t.rank && fits; ++dim) {
         const std::int64_t stride = t.stride(dim);
@@ -31,7 +31,8 @@ void check_addressable(const TensorView& t, const char* name) {
                !__builtin_mul_overflow(t.size(dim) - 1, stride < 0 ? -stride : stride, &step) &&
                !__builtin_add_overflow(span, step, &span) && span < kLimit;
     }
-    MQAJIT_CHECK(fits, "{} is {}: its sizes and strides span 2^62 elements or more; no memory is that large", name,
+    fits = fits && !__builtin_mul_overflow(span, element_size_bytes(t.dtype), &span) && span < kLimit;
+    MQAJIT_CHECK(fits, "{} is {}: its sizes and strides span 2^62 bytes or more; no memory is that large", name,
                  t.describe());
 }
 

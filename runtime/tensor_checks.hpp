@@ -15,8 +15,9 @@ inline constexpr std::int64_t kMaxIndex = std::numeric_limits<std::int32_t>::max
 // Not null, of `dtype` and `rank`, every size 1 to kMaxIndex, addressable (check_addressable);
 // `layout` is what the message calls the expected shape, e.g. "[S, H, D]".
 void check_tensor(const TensorView& t, const char* name, DType dtype, int rank, const char* layout);
-// The view's elements lie within 2^62 elements of its first (sizes at least 1), so every offset
-// the host or a kernel computes in int64 from its sizes and strides stays representable.
+// The view's elements lie within 2^62 bytes of its first (sizes at least 1), so every offset the
+// host or a kernel computes in int64 from its sizes and strides, in elements or bytes, stays
+// representable.
 void check_addressable(const TensorView& t, const char* name);
 // Dimension `dim` of `t` equals `expected`, which `what` names ("H from q").
 void check_size(const TensorView& t, const char* name, int dim, std::int64_t expected, const char* what);

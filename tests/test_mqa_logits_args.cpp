@@ -112,12 +112,12 @@ TEST_CASE("mqa_logits args: bad input is rejected with a message naming the prob
         CHECK(error_of(a).find("weights has 3 dimensions") != std::string::npos);
     }
     {
-        // Views spanning 2^62 elements or more are refused without overflowing (the paged op's fuzz
+        // Views spanning 2^62 bytes or more are refused without overflowing (the paged op's fuzz
         // target found rows x row stride overflowing in the check this op shared).
         Args a;
         a.logits = TensorView::strided(fake(7), DType::float32, {4, 100}, {std::int64_t{1} << 61, 1});
         CHECK(error_of(a).find("logits is float32[4, 100] strides [2305843009213693952, 1]: its sizes and strides "
-                               "span 2^62 elements or more") != std::string::npos);
+                               "span 2^62 bytes or more") != std::string::npos);
         a = Args{};
         a.q = TensorView::strided(fake(1), DType::float8_e4m3, {4, 32, 128}, {std::int64_t{1} << 61, 128, 1});
         CHECK(error_of(a).find("q is float8_e4m3[4, 32, 128]") != std::string::npos);

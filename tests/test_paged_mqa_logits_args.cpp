@@ -169,16 +169,17 @@ TEST_CASE("paged_mqa_logits args: bad input is rejected with a message naming th
     CHECK(rejected(a, "block_table is a null pointer"));
 
     // A row stride so large that rows x stride overflows 64 bits (found by fuzz_paged_mqa_logits_args),
-    // and one whose view merely spans 2^62 elements.
+    // and one whose view merely spans 2^62 bytes.
     a = Args{};
     a.logits = TensorView::strided(fake(6), DType::float32, {6, 250}, {std::int64_t{1} << 61, 1});
-    CHECK(rejected(a, "logits is float32[6, 250] strides [2305843009213693952, 1]: its sizes and strides span 2^62"));
+    CHECK(rejected(a, "logits is float32[6, 250] strides [2305843009213693952, 1]: its sizes and strides span "
+                      "2^62 bytes"));
     a = Args{};
     a.block_table = TensorView::strided(fake(5), DType::int32, {3, 4}, {std::int64_t{1} << 61, 1});
     CHECK(rejected(a, "block_table is int32[3, 4]"));
     a = Args{};
     a.block_table = TensorView::strided(fake(5), DType::int32, {3, 4}, {std::numeric_limits<std::int64_t>::min(), 1});
-    CHECK(rejected(a, "span 2^62 elements or more"));
+    CHECK(rejected(a, "span 2^62 bytes or more"));
 }
 
 TEST_CASE("paged_mqa_logits args: a call whose cache blocks would overflow the kernel's 32-bit schedule is rejected") {

@@ -31,7 +31,8 @@ TEST_CASE("tensor view: a contiguous shape whose strides overflow 64 bits is an 
         CHECK(std::string(e.what()).find("[2, 1099511627776, 1099511627776]") != std::string::npos);
     }
     // The outermost size is never multiplied into a stride, so it may be anything.
-    const TensorView wide = TensorView::contiguous(nullptr, DType::uint8, {std::numeric_limits<std::int64_t>::max(), 4});
+    const TensorView wide =
+        TensorView::contiguous(nullptr, DType::uint8, {std::numeric_limits<std::int64_t>::max(), 4});
     CHECK(wide.stride(0) == 4);
 }
 

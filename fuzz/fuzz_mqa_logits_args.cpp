@@ -17,23 +17,6 @@ using namespace mqajit;
 
 namespace {
 
-// Reads the input as a stream of little integers; past its end, zeros.
-class Reader {
-public:
-    Reader(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
-    std::uint32_t next(int bytes) {
-        std::uint32_t value = 0;
-        for (int i = 0; i < bytes; ++i) value |= std::uint32_t{at_++ < size_ ? data_[at_ - 1] : 0u} << (8 * i);
-        return value;
-    }
-    std::int32_t next_int32() { return static_cast<std::int32_t>(next(4)); }
-
-private:
-    const std::uint8_t* data_;
-    std::size_t size_;
-    std::size_t at_ = 0;
-};
-
 // A made-up device address, aligned and high enough that a compressed row's base (its key column
 // 0, up to 2^31 elements before the row) stays a valid address; never dereferenced.
 void* address(std::uintptr_t at) { return reinterpret_cast<void*>((std::uintptr_t{1} << 44) + (at << 36)); }
@@ -42,7 +25,7 @@ void* address(std::uintptr_t at) { return reinterpret_cast<void*>((std::uintptr_
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     fuzz::scratch();  // quiet logging
-    Reader in(data, size);
+    fuzz::ByteReader in(data, size);
     const std::int64_t s = 1 + in.next(1) % 48;
     const std::int64_t n = 1 + in.next(2) % 3000;
     const std::int64_t h = in.next(1) % 4 == 0 ? 64 : 32;

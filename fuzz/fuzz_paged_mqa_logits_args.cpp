@@ -17,32 +17,15 @@ using namespace mqajit;
 
 namespace {
 
-// Reads the input as a stream of little integers; past its end, zeros.
-class Reader {
-public:
-    Reader(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
-    std::uint64_t next(int bytes) {
-        std::uint64_t value = 0;
-        for (int i = 0; i < bytes; ++i) value |= std::uint64_t{at_++ < size_ ? data_[at_ - 1] : 0u} << (8 * i);
-        return value;
-    }
-    template <class T>
-    T pick(std::initializer_list<T> values) {
-        return values.begin()[next(1) % values.size()];
-    }
-
-private:
-    const std::uint8_t* data_;
-    std::size_t size_;
-    std::size_t at_ = 0;
-};
-
-// A size near `usual`, or one far from it.
-std::int64_t size_near(Reader& in, std::int64_t usual) {
+// A size near `usual`, or one far from it (wrapping: `usual` may itself be anything).
+std::int64_t size_near(fuzz::ByteReader& in, std::int64_t usual) {
+    const auto plus = [usual](std::uint64_t delta) {
+        return static_cast<std::int64_t>(static_cast<std::uint64_t>(usual) + delta);
+    };
     switch (in.next(1) % 8) {
-        case 0: return static_cast<std::int64_t>(in.next(8));  // anything, negative included
-        case 1: return usual - 1;
-        case 2: return usual + static_cast<std::int64_t>(in.next(1));
+        case 0: return in.next_int64();  // anything, negative included
+        case 1: return plus(~std::uint64_t{0});  // usual - 1
+        case 2: return plus(in.next(1));
         default: return usual;
     }
 }
@@ -56,7 +39,7 @@ void* address(std::uintptr_t at, std::uintptr_t misaligned) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     fuzz::scratch();  // quiet logging
-    Reader in(data, size);
+    fuzz::ByteReader in(data, size);
     const std::int64_t b = 1 + static_cast<std::int64_t>(in.next(2) % 4096);
     const std::int64_t next_n = static_cast<std::int64_t>(in.next(1) % 6);
     const std::int64_t h = in.pick<std::int64_t>({32, 64, 64, 32, 48});

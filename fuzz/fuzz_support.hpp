@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -68,6 +69,32 @@ inline std::array<std::string_view, N> split(std::string_view text, std::string_
     parts[N - 1] = text;
     return parts;
 }
+
+// Reads an input as a stream of little-endian integers; past its end, zeros.
+class ByteReader {
+public:
+    ByteReader(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
+    // The next `bytes` (1 to 4) bytes.
+    std::uint32_t next(int bytes) { return static_cast<std::uint32_t>(take(bytes)); }
+    std::int32_t next_int32() { return static_cast<std::int32_t>(next(4)); }
+    std::int64_t next_int64() { return static_cast<std::int64_t>(take(8)); }
+    // One of `values`, chosen by the next byte.
+    template <class T>
+    T pick(std::initializer_list<T> values) {
+        return values.begin()[next(1) % values.size()];
+    }
+
+private:
+    std::uint64_t take(int bytes) {
+        std::uint64_t value = 0;
+        for (int i = 0; i < bytes; ++i) value |= std::uint64_t{at_++ < size_ ? data_[at_ - 1] : 0u} << (8 * i);
+        return value;
+    }
+
+    const std::uint8_t* data_;
+    std::size_t size_;
+    std::size_t at_ = 0;
+};
 
 }  // namespace mqajit::fuzz
 

@@ -52,11 +52,10 @@ TensorView TensorView::contiguous(const void* data, DType dtype, std::initialize
     for (int dim = view.rank - 1; dim >= 0; --dim) {
         view.strides[dim] = stride;
         if (dim > 0 && __builtin_mul_overflow(stride, view.shape[dim], &stride)) {
-            const auto sizes = std::span(view.shape.data(), static_cast<std::size_t>(view.rank));
-            throw Error(ErrorKind::invalid_argument,
-                        fmt::format("a contiguous tensor of shape [{}] has more elements than a 64-bit stride can "
-                                    "step over; pass the sizes of memory that exists",
-                                    fmt::join(sizes, ", ")));
+            MQAJIT_FAIL(invalid_argument,
+                        "a contiguous tensor of shape [{}] has more elements than a 64-bit stride can step over; "
+                        "pass the sizes of memory that exists",
+                        fmt::join(std::span(view.shape.data(), static_cast<std::size_t>(view.rank)), ", "));
         }
     }
     return view;

@@ -275,7 +275,52 @@ TEST_CASE("tuning explain: a group whose rows do not read back under its key exp
     CHECK(db.lookup(sm90_key(132, 1)) == nullptr);
     const LookupResult explained = db.explain(sm90_key(132, 1));
     CHECK_FALSE(explained.row.has_value());
-    REQUIRE_FALSE(explained.steps.empty());
-    CHECK(explained.steps.back().find("none of its rows reads back under that key") != std::string::npos);
+    REQUIRE(explained.steps.size() >= 2);
+    CHECK(explained.steps.front().find("none of its rows reads back under that key") != std::string::npos);
     CHECK(explained.steps.back().find("baseline kernel") != std::string::npos);
+}
+
+TEST_CASE("tuning lookup: a listed group whose rows do not read back is passed over for the next group that serves") {
+    // Before: such a group at the nearest SM count, or in the call's own mode, was chosen and served
+    // nothing, so the call got the baseline kernel although a valid group could answer it.
+    TempDir dir("unreadable-passed-over");
+    const auto file = dir.path() / "tuning.db";
+    const std::string farther = "wgmma64x128x32_bkv128_r4_w2_lds4";
+    {
+        TuningDb db(std::nullopt, file);
+        db.insert(make_row("sm_90a", 120, 32, 128, 1024, 8192, kVariant, 11));
+        db.insert(make_row("sm_90a", 132, 32, 128, 1024, 8192, farther, 12));
+        TunedRow other_mode = make_row("sm_90a", 100, 32, 128, 1024, 8192, farther, 13);
+        other_mode.key.clean_logits = 1;
+        TunedRow own_mode = make_row("sm_90a", 100, 32, 128, 1024, 8192, kVariant, 14);
+        own_mode.key.clean_logits = 0;
+        db.insert(other_mode);
+        db.insert(own_mode);
+    }
+    {
+        sqlite::Database database(file, sqlite::OpenMode::read_write);
+        database.execute(fmt::format("UPDATE {0} SET cu_num = 120.5 WHERE cu_num = 120; "
+                                     "UPDATE {0} SET cu_num = 100.5 WHERE cu_num = 100 AND clean_logits = 0",
+                                     ShapeKey::kOp.table));
+    }
+    TuningDb db(std::nullopt, file);
+
+    // SM count 118: 120 is nearest but unreadable, so 132 serves.
+    const TunedRow* nearest = db.lookup(sm90_key(118, 1));
+    REQUIRE(nearest != nullptr);
+    CHECK(nearest->key.cu_num == 132);
+    CHECK(nearest->variant == farther);
+    const LookupResult explained = db.explain(sm90_key(118, 1));
+    REQUIRE(explained.row.has_value());
+    CHECK(explained.row->key.cu_num == 132);
+    REQUIRE_FALSE(explained.steps.empty());
+    CHECK(explained.steps.front().find("cu_num=120 ") != std::string::npos);
+    CHECK(explained.steps.front().find("not used") != std::string::npos);
+
+    // SM count 100, clean_logits=0: its own group is unreadable, so the clean_logits=1 rows serve.
+    const TunedRow* other = db.lookup(sm90_key(100, 0));
+    REQUIRE(other != nullptr);
+    CHECK(other->key.cu_num == 100);
+    CHECK(other->key.clean_logits == 1);
+    CHECK(other->variant == farther);
 }

@@ -51,6 +51,7 @@ public:
         std::optional<Key> group;     // the group of `rows` (lengths 0); nullopt when none answers
         std::vector<std::string> fallbacks;
         std::string declined;
+        std::vector<std::string> unreadable;  // listed groups passed over: none of their rows reads back
         bool table_empty = false;  // the operator's table has no rows at all
     };
 
@@ -65,9 +66,29 @@ public:
         while (true) {
             // NOTES: SQLite is read outside the lock so lookups of loaded groups never wait on disk;
             // if an insert landed meanwhile, what was read may predate it, so read again.
-            const std::vector<Key> tuned = db.tuned_groups<Key>();
-            tuning::GroupChoice<Key> choice = tuning::choose_group(key, tuned, db.options_.nearest_cu_num);
-            auto loaded = choice.group ? std::make_unique<const Group>(db.group_rows(*choice.group)) : nullptr;
+            std::vector<Key> tuned = db.tuned_groups<Key>();
+            const bool table_empty = tuned.empty();
+            tuning::GroupChoice<Key> choice;
+            std::unique_ptr<const Group> loaded;
+            std::vector<std::string> unreadable;
+            // NOTES: a damaged or hand-edited file can list a group none of whose rows reads back
+            // under its key (a number stored as text or a fraction, text that is not UTF-8). Such a
+            // group is as good as untuned: the choice is made again without it, so that another
+            // group (the other mode, a nearer SM count) or the baseline answers, not an empty group.
+            while (true) {
+                choice = tuning::choose_group(key, tuned, db.options_.nearest_cu_num);
+                loaded = choice.group ? std::make_unique<const Group>(db.group_rows(*choice.group)) : nullptr;
+                if (!loaded || !loaded->empty()) break;
+                unreadable.push_back(fmt::format("group {} is listed, but none of its rows reads back under that key "
+                                                 "(the file was edited or damaged; `mqajit db check` names such "
+                                                 "rows): not used", group_string(*choice.group)));
+                const Key passed_over = *choice.group;
+                const auto erased = std::erase_if(tuned, [&](const Key& listed) {
+                    return !GroupLess{}(listed, passed_over) && !GroupLess{}(passed_over, listed);
+                });
+                MQAJIT_CHECK_KIND(internal, erased > 0, "the chosen group {} is not among the listed ones",
+                                  group_string(passed_over));
+            }
             std::unique_lock lock(mutex_);
             if (auto found = served_.find(key); found != served_.end()) return *found->second;
             if (generation_ == seen_generation) {
@@ -80,7 +101,8 @@ public:
                 auto entry = std::make_unique<const Served>(Served{.rows = rows, .group = std::move(choice.group),
                                                                     .fallbacks = std::move(choice.fallbacks),
                                                                     .declined = std::move(choice.declined),
-                                                                    .table_empty = tuned.empty()});
+                                                                    .unreadable = std::move(unreadable),
+                                                                    .table_empty = table_empty});
                 return *served_.emplace(group_of(key), std::move(entry)).first->second;
             }
             seen_generation = generation_;
@@ -202,6 +224,7 @@ template <class Key>
 LookupResultOf<Key> TuningDb::explain_any(const Key& shape) const {
     LookupResultOf<Key> result;
     const auto& answer = table<Key>().served(*this, shape);
+    result.steps = answer.unreadable;
     if (!answer.group) {
         result.steps.push_back(fmt::format("no tuned rows for group {}: use the baseline kernel", group_string(shape)));
         if (!answer.declined.empty()) result.steps.push_back(answer.declined);
@@ -216,14 +239,6 @@ LookupResultOf<Key> TuningDb::explain_any(const Key& shape) const {
     if (!answer.fallbacks.empty()) {
         result.steps.push_back(fmt::format("no tuned rows for group {}", group_string(shape)));
         result.steps.insert(result.steps.end(), answer.fallbacks.begin(), answer.fallbacks.end());
-    }
-    // NOTES: a damaged file can list a group whose rows do not read back under its key (a number
-    // stored as text or a fraction, text that is not UTF-8); lookups then find no row, and so does this.
-    if (rows.empty()) {
-        result.steps.push_back(fmt::format("group {} is listed, but none of its rows reads back under that key (the "
-                                           "file was edited or damaged; `mqajit db check` names such rows): use the "
-                                           "baseline kernel", group_string(*answer.group)));
-        return result;
     }
     const auto num_user = std::ranges::count_if(rows.rows(), [](const TunedRowOf<Key>& row) {
         return row.origin.starts_with("user:");

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -56,6 +57,30 @@ TEST_CASE("paged problem: contexts, block table and cache are what the op expect
             CHECK(scale <= 2.0f);
         }
     }
+}
+
+TEST_CASE("paged problem: without shared blocks every request's blocks are its own, each cache block used once") {
+    const PagedProblemSpec spec{.batch = 7, .next_n = 2, .heads = 32, .head_dim = 64, .block_kv = 64,
+                                .average_context = 500, .shared_blocks = false, .seed = 5};
+    const HostPagedProblem p = make_paged_problem(spec);
+    std::vector<int> uses(static_cast<std::size_t>(p.num_cache_blocks), 0);
+    int blocks_needed = 0;
+    bool out_of_order = false;
+    for (int b = 0; b < spec.batch; ++b) {
+        const int blocks = (p.visible_keys(b, spec.next_n - 1) + 63) / 64;
+        blocks_needed += blocks;
+        for (int k = 0; k < blocks; ++k) {
+            const int entry = p.block_table[static_cast<std::size_t>(b) * p.max_blocks + k];
+            REQUIRE(entry >= 0);
+            REQUIRE(entry < p.num_cache_blocks);
+            ++uses[static_cast<std::size_t>(entry)];
+            if (k > 0 && entry != p.block_table[static_cast<std::size_t>(b) * p.max_blocks + k - 1] + 1) out_of_order = true;
+        }
+    }
+    CHECK(p.num_cache_blocks == blocks_needed);
+    CHECK(std::ranges::all_of(uses, [](int n) { return n == 1; }));
+    CHECK(out_of_order);  // shuffled, not laid out request by request
+    CHECK(p.kv_cache.size() == static_cast<std::size_t>(p.num_cache_blocks) * 64 * 68);
 }
 
 TEST_CASE("paged problem: the CPU reference equals the prefill reference over the gathered keys") {

@@ -103,13 +103,31 @@ HostPagedProblem make_paged_problem(const PagedProblemSpec& spec) {
         p.context_lens.assign(contexts.begin(), contexts.end());
     }
 
-    // Half as many cache blocks as the requests need, dealt at random: requests share blocks, and a
-    // request's blocks are in no order (what a paged allocator produces after a while).
+    // A request's blocks are in no order (what a paged allocator produces after a while).
     std::int64_t needed = 0;
     for (int c : contexts) needed += (c + spec.block_kv - 1) / spec.block_kv;
-    p.num_cache_blocks = static_cast<int>(std::max<std::int64_t>(1, needed / 2 + 1));
+    MQAJIT_CHECK(needed <= std::numeric_limits<std::int32_t>::max(),
+                 "the requests need {} cache blocks, more than a block table's int32 entries can name", needed);
     p.block_table.assign(static_cast<std::size_t>(spec.batch) * p.max_blocks, 0);
-    for (auto& entry : p.block_table) entry = static_cast<std::int32_t>(rng() % static_cast<std::uint64_t>(p.num_cache_blocks));
+    if (spec.shared_blocks) {
+        // Half as many cache blocks as the requests need, dealt at random: requests share blocks.
+        p.num_cache_blocks = static_cast<int>(std::max<std::int64_t>(1, needed / 2 + 1));
+        for (auto& entry : p.block_table)
+            entry = static_cast<std::int32_t>(rng() % static_cast<std::uint64_t>(p.num_cache_blocks));
+    } else {
+        // Exactly the blocks the requests need, shuffled and dealt out once each; the columns past a
+        // request's last block (never read) name block 0.
+        p.num_cache_blocks = static_cast<int>(needed);
+        std::vector<std::int32_t> order(static_cast<std::size_t>(needed));
+        std::iota(order.begin(), order.end(), 0);
+        std::shuffle(order.begin(), order.end(), rng);
+        std::size_t next = 0;
+        for (int b = 0; b < spec.batch; ++b) {
+            const int blocks = (contexts[b] + spec.block_kv - 1) / spec.block_kv;
+            for (int k = 0; k < blocks; ++k)
+                p.block_table[static_cast<std::size_t>(b) * p.max_blocks + k] = order[next++];
+        }
+    }
 
     p.q.resize(static_cast<std::size_t>(p.rows()) * spec.heads * spec.head_dim);
     for (auto& byte : p.q) byte = random_e4m3(rng);

@@ -1,7 +1,7 @@
 #pragma once
 // Host-side paged_mqa_logits (decode) problems: random fp8 queries and cache, context lengths
-// spread around an average, a shuffled block table whose requests share cache blocks, an fp64 CPU
-// reference and the comparison every tool applies.
+// spread around an average, a shuffled block table (whose requests may share cache blocks), an
+// fp64 CPU reference and the comparison every tool applies.
 
 #include <cstdint>
 #include <vector>
@@ -18,6 +18,10 @@ struct PagedProblemSpec {
     int block_kv = 64;
     int average_context = 4096;   // each request's context is uniform in [0.7, 1.3] x this, at least 1
     bool context_lens_2d = true;  // [B, next_n] (token t sees lens[b, t]) or [B]
+    // true: half as many cache blocks as the requests need, so requests share blocks (checks);
+    // false: every request's blocks are its own, each read once (timings: the bytes floor and
+    // engines' decode, whose requests share no blocks, count every block once).
+    bool shared_blocks = true;
     std::int64_t logits_row_stride = 0;  // 0: max_context_len rounded up to 32 columns, plus 32
     std::uint64_t seed = 1;
 };

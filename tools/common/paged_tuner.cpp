@@ -127,10 +127,13 @@ std::uint64_t paged_timing_seed(const PagedBenchShape& shape, int context) {
     return seed;
 }
 
+// NOTES: timed problems give every request blocks of its own, as engines' decode and the
+// side-by-side script's permuted tables do. Until 2026-12-06 they shared half (the check's layout):
+// a call then read half the cache twice, partly from L2 (docs/PERFORMANCE.md, 2026-12-06 night).
 PagedProblemSpec paged_timing_spec(const PagedBenchShape& shape, int context, std::uint64_t seed) {
     return PagedProblemSpec{.batch = shape.batch, .next_n = shape.next_n, .heads = shape.heads,
                             .head_dim = shape.head_dim, .block_kv = shape.block_kv, .average_context = context,
-                            .context_lens_2d = true, .seed = seed};
+                            .context_lens_2d = true, .shared_blocks = false, .seed = seed};
 }
 
 std::int64_t paged_floor_bytes(const HostPagedProblem& p, bool clean_logits) {

@@ -79,10 +79,10 @@ __device__ __forceinline__ ScanSlice count_slice_blocks(const PagedMqaLogitsPara
 // batch their scan slices are empty, so they reach this before the context lengths arrive (the
 // threads holding requests wait for theirs), and the last warp, which initializes the barriers,
 // takes a share only when the others are all busy.
-// NOTES: measured on an H100 (2026-12-06 evening): 0.94-0.97x the time at H=64 batch 32 x 4k
-// (next_n 1-2; H=32 0.965-1.007), 0.957x at batch 1 x 128k, within 1% at batch >= 128; 1.02x at
-// next_n=4 H=64 batch 32 x 4k. The last warp taking the first shares was within 2% of this on
-// the same machine (1.02-1.03x at batch 1 on another).
+// NOTES: measured on an H100 over distinct cache blocks (2026-12-06 night): 0.98-1.00x the time at
+// batch 32 x 4k, 0.98-1.01x at batch 1, 1.01x at H=32 next_n=2 batch 128 x 4k, neutral elsewhere.
+// (The evening's 0.94-0.97x was over shared blocks, partly read from L2.) The last warp taking the
+// first shares was within 2% of this order.
 template <class C>
 __device__ __forceinline__ void prefetch_block_table(const PagedMqaLogitsParams& p) {
     constexpr int kEntriesPerLine = 32;

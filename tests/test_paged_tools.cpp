@@ -223,6 +223,20 @@ TEST_CASE("candidate search: rejected candidates are never timed, slow probes ar
     CHECK(row.tuner_version == tools::kTunerVersion);
     CHECK(row.date.size() == 10);
 
+    // A resumed tune skips the shape only for a row of this tuner, compiler and driver.
+    const tools::TuneSettings same{.compiler_version = "nvrtc 13.0", .driver_version = "13.0"};
+    CHECK(tools::tuned_alike(row, row.key, same));
+    PagedShapeKey other_batch = row.key;
+    other_batch.batch = 64;
+    CHECK_FALSE(tools::tuned_alike(row, other_batch, same));
+    CHECK_FALSE(tools::tuned_alike(row, row.key, tools::TuneSettings{.compiler_version = "nvrtc 13.1",
+                                                                     .driver_version = "13.0"}));
+    CHECK_FALSE(tools::tuned_alike(row, row.key, tools::TuneSettings{.compiler_version = "nvrtc 13.0",
+                                                                     .driver_version = "13.1"}));
+    PagedTunedRow older = row;
+    older.tuner_version = "mqajit-tune 0.1.0";  // timed decode over shared cache blocks
+    CHECK_FALSE(tools::tuned_alike(older, row.key, same));
+
     // The baseline winning is recorded as the baseline backend.
     FakeSearch slow{.times = {{"baseline", 5}, {"a", 7}}};  // within the prune factor: timed, the runner-up
     const auto baseline_wins = tools::search_candidates({"baseline", "a"}, slow.search(), {}, [](const std::string&) {});

@@ -110,7 +110,7 @@ int run_tune_workers(const TuneOptions& o, const std::vector<int>& devices) {
         const auto worker_json = scratch.path / fmt::format("gpu{}_tune.json", devices[i]);
         tools::write_shapes_csv(part_csv, parts[i]);
         // NOTES: the worker starts from the output's rows, so it skips shapes already tuned with its
-        // compiler and driver exactly as the single-GPU path does.
+        // tuner, compiler and driver exactly as the single-GPU path does.
         if (std::filesystem::exists(output)) std::filesystem::copy_file(output, worker_csv);
         std::vector<std::string> argv = {tools::self_executable(), "tune", "-i", part_csv.string(), "-o",
                                          worker_csv.string(), "--devices", "0", "--runs", std::to_string(o.runs)};
@@ -227,7 +227,7 @@ void add_tune_command(CLI::App& app, CommandContext& context) {
     command->add_option("--k", options->k, "mqa_topk: keys selected per row, 1 to 4096 (default 2048)")
         ->check(CLI::Range(1, kMqaTopkMaxK));
     command->add_option("--runs", options->runs, "Timed runs per candidate (median)")->check(CLI::Range(50, 100000));
-    command->add_flag("--force", options->force, "Retune shapes already tuned with this compiler and driver");
+    command->add_flag("--force", options->force, "Retune shapes already tuned with this tuner, compiler and driver");
     command->add_option("--prune-factor", options->prune_factor,
                         "Prune a verified candidate whose 5-run probe is more than this many times the best time "
                         "so far: it is not timed in full (default 1.5)")

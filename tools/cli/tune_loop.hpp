@@ -1,6 +1,6 @@
 #pragma once
 // The single-GPU `mqajit tune` loops, for any operator: tune each shape in turn (skipping those
-// the output already has with this compiler and driver), writing every finished row at once to
+// the output already has with this tuner, compiler and driver), writing every finished row at once to
 // the output CSV, the user database and the JSON file; and `--run-config`, which re-checks and
 // re-times a tuned table's rows. The operator gives its shape type, the key a shape tunes, how a
 // shape is tuned or a row re-checked, and how both are named (cmd_tune.cpp, cmd_tune_paged.cpp).
@@ -21,6 +21,7 @@
 #include "core/check.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/tune_command.hpp"
+#include "tools/common/candidate_search.hpp"
 #include "tools/common/progress.hpp"
 #include "tools/common/tune_json.hpp"
 #include "tools/common/tune_output_csv.hpp"
@@ -73,10 +74,8 @@ int tune_shapes(const TuneOptions& o, const std::function<std::vector<Shape>()>&
     std::vector<TunedRowOf<Key>> output_rows = table.rows();
     auto already_tuned = [&](const Shape& s) {
         const Key key = op.key(s, device);
-        return std::any_of(output_rows.begin(), output_rows.end(), [&](const TunedRowOf<Key>& r) {
-            return r.key == key && r.compiler_version == settings.compiler_version &&
-                   r.driver_version == settings.driver_version;
-        });
+        return std::any_of(output_rows.begin(), output_rows.end(),
+                           [&](const TunedRowOf<Key>& r) { return tools::tuned_alike(r, key, settings); });
     };
     nlohmann::json json_rows = o.json_file.empty() ? nlohmann::json::array() : tools::read_tune_json(o.json_file);
     std::unique_ptr<TuningDb> own_db;
@@ -96,7 +95,7 @@ int tune_shapes(const TuneOptions& o, const std::function<std::vector<Shape>()>&
         const std::string shape_count = fmt::format("shape {}/{}", done + 1, shapes.size());
         if (!o.force && already_tuned(s)) {
             ++done;
-            progress.note(fmt::format("{} {}: already tuned with this compiler and driver (--force retunes)",
+            progress.note(fmt::format("{} {}: already tuned with this tuner, compiler and driver (--force retunes)",
                                       shape_count, label));
             continue;
         }

@@ -18,7 +18,10 @@
 
 namespace mqajit::tools {
 
-inline constexpr const char* kTunerVersion = "mqajit-tune 0.1.0";
+// NOTES: 0.1.1 (2026-12-06): decode candidates are timed over distinct cache blocks per request
+// (0.1.0 timed them over shared blocks, partly read from L2). A tune resuming from an output whose
+// rows another version wrote tunes those shapes again (tuned_alike).
+inline constexpr const char* kTunerVersion = "mqajit-tune 0.1.1";
 
 // A candidate's short probe before its full timing (L2 flushed as always).
 inline constexpr int kProbeWarmupRuns = 2;
@@ -38,6 +41,14 @@ struct TuneSettings {
     TuneWatchdog* watchdog = nullptr;  // told of every candidate's check, probe and timing
     std::vector<std::string> excluded{};  // candidates left out (--exclude)
 };
+
+// Whether a row of a tune's output answers `key` as this tuner would now (same tuner, compiler and
+// driver versions): a tune that resumes skips such shapes and tunes the others again.
+template <class Row, class Key>
+bool tuned_alike(const Row& row, const Key& key, const TuneSettings& settings) {
+    return row.key == key && row.tuner_version == kTunerVersion && row.compiler_version == settings.compiler_version &&
+           row.driver_version == settings.driver_version;
+}
 
 struct CandidateResult {
     std::string kernel{};      // "baseline" or a variant name

@@ -83,9 +83,8 @@ public:
                                                  "(the file was edited or damaged; `mqajit db check` names such "
                                                  "rows): not used", group_string(*choice.group)));
                 const Key passed_over = *choice.group;
-                const auto erased = std::erase_if(tuned, [&](const Key& listed) {
-                    return !GroupLess{}(listed, passed_over) && !GroupLess{}(passed_over, listed);
-                });
+                const auto erased =
+                    std::erase_if(tuned, [&](const Key& listed) { return same_group(listed, passed_over); });
                 MQAJIT_CHECK_KIND(internal, erased > 0, "the chosen group {} is not among the listed ones",
                                   group_string(passed_over));
             }

@@ -15,13 +15,6 @@
 
 using namespace mqajit;
 
-namespace {
-
-// A made-up device address, aligned and high enough that a compressed row's base (its key column
-// 0, up to 2^31 elements before the row) stays a valid address; never dereferenced.
-void* address(std::uintptr_t at) { return reinterpret_cast<void*>((std::uintptr_t{1} << 44) + (at << 36)); }
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     fuzz::scratch();  // quiet logging
@@ -37,15 +30,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::int64_t columns = (mode & 16) ? 1 + in.next(2) % (n + 4) : (max_seqlen_k > 0 ? max_seqlen_k : n);
     const std::int64_t stride = columns + static_cast<std::int64_t>(in.next(1) % 40) - 8;
 
-    const TensorView q = TensorView::contiguous(address(1), DType::float8_e4m3, {s, h, d});
-    const TensorView kv = TensorView::contiguous(address(2), DType::float8_e4m3, {n, d});
-    const TensorView kv_scales = TensorView::contiguous(address(3), DType::float32, {n});
-    const TensorView weights = TensorView::contiguous(address(4), DType::float32, {s, h});
-    const TensorView cu_starts = TensorView::contiguous(address(5), DType::int32, {s});
-    const TensorView cu_ends = TensorView::contiguous(address(6), DType::int32, {s});
+    const TensorView q = TensorView::contiguous(fuzz::fake_address(1), DType::float8_e4m3, {s, h, d});
+    const TensorView kv = TensorView::contiguous(fuzz::fake_address(2), DType::float8_e4m3, {n, d});
+    const TensorView kv_scales = TensorView::contiguous(fuzz::fake_address(3), DType::float32, {n});
+    const TensorView weights = TensorView::contiguous(fuzz::fake_address(4), DType::float32, {s, h});
+    const TensorView cu_starts = TensorView::contiguous(fuzz::fake_address(5), DType::int32, {s});
+    const TensorView cu_ends = TensorView::contiguous(fuzz::fake_address(6), DType::int32, {s});
     TensorView logits;
     try {
-        logits = TensorView::strided(address(7), dtype, {s, columns}, {stride, 1});
+        logits = TensorView::strided(fuzz::fake_address(7), dtype, {s, columns}, {stride, 1});
     } catch (const Error&) {
         return 0;
     }

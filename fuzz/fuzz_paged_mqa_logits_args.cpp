@@ -30,11 +30,6 @@ std::int64_t size_near(fuzz::ByteReader& in, std::int64_t usual) {
     }
 }
 
-// A made-up device address with `misaligned` bytes past a 256-byte boundary; never dereferenced.
-void* address(std::uintptr_t at, std::uintptr_t misaligned) {
-    return reinterpret_cast<void*>((std::uintptr_t{1} << 44) + (at << 36) + misaligned);
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -63,18 +58,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     PagedMqaLogitsArgs args;
     try {
-        const TensorView q = TensorView::strided(address(1, misaligned), DType::float8_e4m3, {b, next_n, h, d},
-                                                 {q_stride, h * d, d, 1});
-        const TensorView cache = TensorView::strided(address(2, 0), DType::uint8, {num_blocks, block_kv, 1, d + 4},
-                                                     {cache_stride, d + 4, d + 4, 1});
+        const TensorView q = TensorView::strided(fuzz::fake_address(1, misaligned), DType::float8_e4m3,
+                                                 {b, next_n, h, d}, {q_stride, h * d, d, 1});
+        const TensorView cache = TensorView::strided(fuzz::fake_address(2), DType::uint8,
+                                                     {num_blocks, block_kv, 1, d + 4}, {cache_stride, d + 4, d + 4, 1});
         const TensorView weights =
-            TensorView::strided(address(3, 0), DType::float32, {b * next_n, h}, {weights_stride, 1});
-        const TensorView lens = lens_2d
-                                    ? TensorView::strided(address(4, 0), DType::int32, {b, next_n}, {lens_stride, 1})
-                                    : TensorView::contiguous(address(4, 0), DType::int32, {b});
+            TensorView::strided(fuzz::fake_address(3), DType::float32, {b * next_n, h}, {weights_stride, 1});
+        const TensorView lens =
+            lens_2d ? TensorView::strided(fuzz::fake_address(4), DType::int32, {b, next_n}, {lens_stride, 1})
+                    : TensorView::contiguous(fuzz::fake_address(4), DType::int32, {b});
         const TensorView table =
-            TensorView::strided(address(5, 0), DType::int32, {b, max_blocks}, {table_stride, 1});
-        const TensorView logits = TensorView::strided(address(6, misaligned & 4), DType::float32,
+            TensorView::strided(fuzz::fake_address(5), DType::int32, {b, max_blocks}, {table_stride, 1});
+        const TensorView logits = TensorView::strided(fuzz::fake_address(6, misaligned & 4), DType::float32,
                                                       {b * next_n, max_context_len}, {logits_stride, 1});
         args = make_paged_mqa_logits_args(q, cache, weights, lens, table, logits, clean);
     } catch (const Error&) {

@@ -70,6 +70,13 @@ inline std::array<std::string_view, N> split(std::string_view text, std::string_
     return parts;
 }
 
+// A made-up device address for tensor `at` (1, 2, ...), `misaligned` bytes past a 256-byte
+// boundary; never dereferenced. High enough that a compressed logits row's base (its key column 0,
+// up to 2^31 elements before the row) stays a valid address, and 2^36 bytes apart.
+inline void* fake_address(std::uintptr_t at, std::uintptr_t misaligned = 0) {
+    return reinterpret_cast<void*>((std::uintptr_t{1} << 44) + (at << 36) + misaligned);
+}
+
 // Reads an input as a stream of little-endian integers; past its end, zeros.
 class ByteReader {
 public:

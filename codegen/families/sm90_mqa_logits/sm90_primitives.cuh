@@ -99,6 +99,40 @@ __device__ __forceinline__ void tma_load_3d(void* destination, const void* tenso
         : "memory");
 }
 
+// An L2 policy for data read once: its lines are the first to go when L2 needs room, so a stream
+// of them replaces its own lines rather than whatever else L2 holds (dirty lines included, whose
+// write-back would share the DRAM with the stream).
+__device__ __forceinline__ u64 l2_evict_first_policy() {
+    u64 policy;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    return policy;
+}
+
+// The default L2 policy, for the hinted loads when a hint is not wanted.
+__device__ __forceinline__ u64 l2_evict_normal_policy() {
+    u64 policy;
+    asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(policy));
+    return policy;
+}
+
+__device__ __forceinline__ void tma_load_2d_hinted(void* destination, const void* tensor_map, u64* barrier, int x, int y,
+                                                   u64 policy) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3}], "
+        "[%4], %5;" ::"r"(shared_address(destination)),
+        "l"(tensor_map), "r"(x), "r"(y), "r"(shared_address(barrier)), "l"(policy)
+        : "memory");
+}
+
+__device__ __forceinline__ void tma_load_3d_hinted(void* destination, const void* tensor_map, u64* barrier, int x, int y,
+                                                   int z, u64 policy) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3, "
+        "%4}], [%5], %6;" ::"r"(shared_address(destination)),
+        "l"(tensor_map), "r"(x), "r"(y), "r"(z), "r"(shared_address(barrier)), "l"(policy)
+        : "memory");
+}
+
 // ---- wgmma ----------------------------------------------------------------------------------
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }

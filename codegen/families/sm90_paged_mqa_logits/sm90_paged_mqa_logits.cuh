@@ -114,15 +114,34 @@ __device__ __forceinline__ void load_q(const PagedMqaLogitsParams& p, const Shar
     mqa_sm90::tma_load_3d(smem.q_tiles + q_buffer * C::kQBufferBytes, &p.tma_q, smem.q_full + q_buffer, 0, 0, request);
 }
 
-// The keys and scales of cache block `cache_block` into stage `stage`.
+// The L2 policy of the cache blocks' loads. Each block is read once, so where the call reads at most
+// kEvictFirstBytes (bounded on the host's numbers: every request at max_context_len) they are
+// evict-first: they replace one another in L2 instead of what the kernels before left there, whose
+// dirty lines would otherwise be written back during the call, sharing the DRAM with the keys.
+// NOTES (H100, 2026-12-06, kernel_ab over distinct blocks after a 256 MiB memset, docs/PERFORMANCE.md
+// stop 45): evict-first everywhere took 0.93-0.94x the time at batch 32 x 4k-32k, 0.95x at batch
+// 1 x 128k, 0.97-1.00x where the call reads 0.3-1.1 GB and 1.01-1.02x at 2.2 GB (H=64 next_n=2,
+// batch 128 x 128k and 512 x 32k): hence the bound. Above it these hinted loads with the normal
+// policy were still 1.00-1.02x main's plain loads; plain loads there are not yet timed.
+constexpr long long kEvictFirstBytes = 1ll << 30;
+
+__device__ __forceinline__ u64 cache_block_policy(const PagedMqaLogitsParams& p) {
+    const long long blocks_per_request = (static_cast<long long>(p.max_context_len) + p.block_kv - 1) / p.block_kv;
+    const long long bound = static_cast<long long>(p.batch) * blocks_per_request * p.cache_block_bytes;
+    return bound <= kEvictFirstBytes ? mqa_sm90::l2_evict_first_policy() : mqa_sm90::l2_evict_normal_policy();
+}
+
+// The keys and scales of cache block `cache_block` into stage `stage` (cache_block_policy()).
 // NOTES: a block index outside the cache reads as zeros (TMA bounds), never faults.
 template <class C>
 __device__ __forceinline__ void load_block(const PagedMqaLogitsParams& p, const SharedLayout& smem, u32 stage,
                                            int cache_block) {
     using namespace mqa_sm90;
+    const u64 policy = cache_block_policy(p);
     barrier_arrive_expect_bytes(smem.kv_full + stage, C::kKeyStageBytes + C::kScaleStageBytes);
-    tma_load_3d(smem.key_tiles + stage * C::kKeyStageBytes, &p.tma_keys, smem.kv_full + stage, 0, 0, cache_block);
-    tma_load_2d(smem.scales + stage * C::kBlockKv, &p.tma_scales, smem.kv_full + stage, 0, cache_block);
+    tma_load_3d_hinted(smem.key_tiles + stage * C::kKeyStageBytes, &p.tma_keys, smem.kv_full + stage, 0, 0,
+                       cache_block, policy);
+    tma_load_2d_hinted(smem.scales + stage * C::kBlockKv, &p.tma_scales, smem.kv_full + stage, 0, cache_block, policy);
 }
 
 // Warp `producer` of warpgroup 0 feeds math warpgroup `producer`: its lanes read 32 block-table

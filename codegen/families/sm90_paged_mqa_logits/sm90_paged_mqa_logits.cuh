@@ -125,8 +125,11 @@ __device__ __forceinline__ void load_q(const PagedMqaLogitsParams& p, const Shar
 // policy were still 1.00-1.02x main's plain loads; plain loads there are not yet timed.
 constexpr long long kEvictFirstBytes = 1ll << 30;
 
+// NOTES: divides by the kernel's block size (a shift); by p.block_kv it was an int64 division, a
+// call into a cold subroutine on the path to the first load and in the producer's loop.
+template <class C>
 __device__ __forceinline__ u64 cache_block_policy(const PagedMqaLogitsParams& p) {
-    const long long blocks_per_request = (static_cast<long long>(p.max_context_len) + p.block_kv - 1) / p.block_kv;
+    const long long blocks_per_request = (static_cast<long long>(p.max_context_len) + C::kBlockKv - 1) / C::kBlockKv;
     const long long bound = static_cast<long long>(p.batch) * blocks_per_request * p.cache_block_bytes;
     return bound <= kEvictFirstBytes ? mqa_sm90::l2_evict_first_policy() : mqa_sm90::l2_evict_normal_policy();
 }
@@ -137,7 +140,7 @@ template <class C>
 __device__ __forceinline__ void load_block(const PagedMqaLogitsParams& p, const SharedLayout& smem, u32 stage,
                                            int cache_block) {
     using namespace mqa_sm90;
-    const u64 policy = cache_block_policy(p);
+    const u64 policy = cache_block_policy<C>(p);
     barrier_arrive_expect_bytes(smem.kv_full + stage, C::kKeyStageBytes + C::kScaleStageBytes);
     tma_load_3d_hinted(smem.key_tiles + stage * C::kKeyStageBytes, &p.tma_keys, smem.kv_full + stage, 0, 0,
                        cache_block, policy);

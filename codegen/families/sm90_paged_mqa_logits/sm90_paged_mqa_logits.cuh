@@ -121,8 +121,8 @@ __device__ __forceinline__ void load_q(const PagedMqaLogitsParams& p, const Shar
 // NOTES (H100, 2026-12-06, kernel_ab over distinct blocks after a 256 MiB memset, docs/PERFORMANCE.md
 // stop 45): evict-first everywhere took 0.93-0.94x the time at batch 32 x 4k-32k, 0.95x at batch
 // 1 x 128k, 0.97-1.00x where the call reads 0.3-1.1 GB and 1.01-1.02x at 2.2 GB (H=64 next_n=2,
-// batch 128 x 128k and 512 x 32k): hence the bound. Above it these hinted loads with the normal
-// policy were still 1.00-1.02x main's plain loads; plain loads there are not yet timed.
+// batch 128 x 128k and 512 x 32k): hence the bound. Above it plain (unhinted) loads measured
+// 0.998-1.000x these hinted loads with the normal policy (stop 46), so one load path serves both.
 constexpr long long kEvictFirstBytes = 1ll << 30;
 
 // NOTES: divides by the kernel's block size (a shift); by p.block_kv it was an int64 division, a

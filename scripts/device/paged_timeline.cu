@@ -6,7 +6,7 @@
 // Build and run (repo root, device machine):
 //   nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -Icodegen/templates -Icodegen/families/sm90_mqa_logits
 //     -Icodegen/families/sm90_paged_mqa_logits scripts/device/paged_timeline.cu -lcuda -o /tmp/paged_timeline
-//   /tmp/paged_timeline [RUNS]
+//   /tmp/paged_timeline [RUNS] [more]     (more: batch 1 x 128k, 512 x 32k and 2048 x 4k instead)
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -63,6 +63,8 @@ static const Instance kInstances[] = {
     INSTANCE("pwgmma64x32x32_bkv64_r1_w2_lds16", 32, 1, 2, 16),
     INSTANCE("pwgmma64x64x32_bkv64_r1_w4_lds16", 64, 1, 4, 16),
     INSTANCE("pwgmma64x128x32_bkv64_r2_w3_lds12", 64, 2, 3, 12),
+    INSTANCE("pwgmma64x64x32_bkv64_r1_w2_lds8", 64, 1, 2, 8),
+    INSTANCE("pwgmma64x64x32_bkv64_r1_w3_lds12", 64, 1, 3, 12),
 };
 constexpr int kMaxSmIds = 256;
 
@@ -163,6 +165,12 @@ static void run_case(const Instance& instance, int batch, int context, int seeds
 
 int main(int argc, char** argv) {
     const int runs = argc > 1 ? std::atoi(argv[1]) : 5;
+    if (argc > 2 && std::string(argv[2]) == "more") {
+        run_case(kInstances[4], 1, 131072, 3, runs);
+        run_case(kInstances[3], 512, 32768, 2, runs);
+        run_case(kInstances[5], 2048, 4096, 2, runs);
+        return 0;
+    }
     run_case(kInstances[0], 32, 32768, 3, runs);
     run_case(kInstances[1], 32, 32768, 3, runs);
     run_case(kInstances[2], 128, 32768, 2, runs);

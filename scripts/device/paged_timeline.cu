@@ -21,16 +21,9 @@ struct Stamps {
     unsigned sm;
 };
 
-__device__ __forceinline__ unsigned long long global_ns() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-__device__ __forceinline__ unsigned sm_id() {
-    unsigned id;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-    return id;
+// The global nanosecond timer and the SM this thread runs on.
+__device__ __forceinline__ void read_time_and_sm(unsigned long long& ns, unsigned& sm) {
+    asm volatile("mov.u64 %0, %%globaltimer;\n\tmov.u32 %1, %%smid;" : "=l"(ns), "=r"(sm));
 }
 
 template <class C>
@@ -38,13 +31,15 @@ __global__ void __launch_bounds__(C::kThreads, 1) timed_kernel(const __grid_cons
                                                                 Stamps* stamps) {
     Stamps* mine = stamps + blockIdx.x;
     if (threadIdx.x == 0) {
-        mine->start_ns = global_ns();
+        read_time_and_sm(mine->start_ns, mine->sm);
         mine->start_clock = clock64();
-        mine->sm = sm_id();
     }
     mqa_sm90_paged::sm90_paged_mqa_logits_body<C>(p);
     if (threadIdx.x % 32 == 0) {
-        atomicMax(&mine->end_ns, global_ns());
+        unsigned long long end_ns;
+        unsigned sm;
+        read_time_and_sm(end_ns, sm);
+        atomicMax(&mine->end_ns, end_ns);
         atomicMax(&mine->end_clock, static_cast<unsigned long long>(clock64()));
     }
 }

@@ -13,6 +13,11 @@ def geometric_mean(values):
     return math.exp(sum(map(math.log, values)) / len(values))
 
 
+def ratio(row):
+    """mqajit's time over DeepGEMM's kernel time."""
+    return row["mqajit_us"] / row["deep_gemm_us"]
+
+
 def misses(rows, label, passes):
     failed = [label(r) for r in rows if not passes(r)]
     return f"{len(rows) - len(failed)} of {len(rows)}" + (f" (missed: {', '.join(failed)})" if failed else "")
@@ -23,9 +28,6 @@ def decode_bars(rows):
 
     def label(r):
         return f"H{r['heads']} n{r['next_n']} {r['batch']}x{r['context'] // 1024}k"
-
-    def ratio(r):
-        return r["mqajit_us"] / r["deep_gemm_us"]
 
     def vs_both(r):
         return r["mqajit_us"] / (r["deep_gemm_us"] + r["metadata_us"])
@@ -47,9 +49,6 @@ def prefill_bars(rows):
 
     def label(r):
         return f"H{r['heads']} {r['seq_len']}x{r['seq_len_kv']}"
-
-    def ratio(r):
-        return r["mqajit_us"] / r["deep_gemm_us"]
 
     def share(r):
         return r["floor_us"] / r["mqajit_us"]

@@ -24,7 +24,6 @@
         }                                                                                \
     } while (0)
 
-
 static void encode(CUtensorMap* map, CUtensorMapDataType type, int rank, const void* base, const cuuint64_t* dims,
                    const cuuint64_t* strides, const cuuint32_t* box, CUtensorMapSwizzle swizzle) {
     const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};

@@ -135,6 +135,7 @@ static void run_case(const Instance& instance, int batch, int context, int seeds
                         percentile(starts, 1.0), percentile(ends, 0.0), percentile(ends, 0.5), percentile(ends, 0.9),
                         percentile(ends, 1.0), mean_busy / max_busy);
         }
+        cudaEventDestroy(start), cudaEventDestroy(stop);
         cudaFree(stamps);
         free_problem(p);
     }

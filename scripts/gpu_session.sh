@@ -14,9 +14,8 @@ steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(build test sass aot bench micro demo)
 export MQAJIT_CACHE_DIR=/tmp/mqajit-cache
 
-if [ ! -d "$deps/usr" ]; then
-  for f in .gpu-deps/*.deb; do dpkg -x "$f" "$deps"; done
-fi
+source scripts/device/unpack_gpu_deps.sh
+unpack_gpu_deps "$deps" || { echo "could not unpack .gpu-deps into $deps"; exit 1; }
 export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$out/gpu.txt" 2>&1
 

@@ -2,7 +2,8 @@
 # (scripts/device/prebuild_cli.sh; carry .gpu-deps and .gpu-state): the carried packages the
 # binaries load, the system tuning database built beside them, and `variants_except`.
 deps=/tmp/mqajit-deps
-[ -d $deps/usr ] || for f in .gpu-deps/*.deb; do dpkg -x "$f" $deps; done
+source scripts/device/unpack_gpu_deps.sh
+unpack_gpu_deps $deps || { echo "could not unpack .gpu-deps into $deps"; return 1; }
 export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export MQAJIT_SYSTEM_DB=$PWD/.gpu-state/cli/system_tuning.db
 prebuilt=.gpu-state/cli/tree

@@ -17,7 +17,13 @@ shape's own inputs, each after an L2 flush, queued back to back as do_bench queu
 the sum of its kernels and its span (first kernel's start to last kernel's end): a span above the sum
 is the GPU idle inside a call.
 --fused-variant HEADS=NAME (repeatable) adds `fused_variant`: the fused path with that twgmma kernel.
+--graph adds `fused_graph` and `bar_graph`: the same calls captured once in a CUDA graph and replayed (no host
+time inside the timed span), and `fused_host_us`: the host time of one fused call (wall time of 20 calls
+queued behind a long GPU job, so no call waits for the GPU).
+--heads 32,64 keeps the shapes of those head counts.
 """
+
+import time
 
 import argparse
 import json
@@ -44,7 +50,32 @@ def problem(seq_len, num_kv, heads):
     return q, (kv, scales), weights, starts, ends
 
 
-def time_shape(args, k, rounds, fused_variant=None):
+def captured(call):
+    """`call` captured once in a CUDA graph (after a warm-up call outside it); returns its replay."""
+    call()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        call()
+    torch.cuda.synchronize()
+    return graph.replay
+
+
+def host_us(call, calls=20):
+    """Host time of one call: `calls` calls queued behind a GPU job longer than all of them, so none
+    waits for the GPU (a full launch queue would)."""
+    call()
+    torch.cuda.synchronize()
+    torch.cuda._sleep(int(1e9))  # about half a second of GPU time at Hopper's clocks
+    start = time.perf_counter()
+    for _ in range(calls):
+        call()
+    elapsed = time.perf_counter() - start
+    torch.cuda.synchronize()
+    return 1e6 * elapsed / calls
+
+
+def time_shape(args, k, rounds, fused_variant=None, graph=False):
     seq_len = args[0].shape[0]
     logits = mqajit.mqa_logits(*args, clean_logits=False)
     indices = torch.empty(seq_len, k, dtype=torch.int32, device="cuda")
@@ -56,13 +87,19 @@ def time_shape(args, k, rounds, fused_variant=None):
         "fused_sorted": lambda: mqajit.mqa_topk(*args, k=k, out=indices, sorted=True, path="fused"),
         "torch_topk": lambda: (mqajit.mqa_logits(*args, clean_logits=False, out=logits), torch.topk(logits, k, dim=1)),
     }
+    if graph:
+        for name in ("fused", "bar"):
+            calls[name + "_graph"] = captured(calls[name])
     if fused_variant:
         calls["fused_variant"] = lambda: mqajit.mqa_topk(*args, k=k, out=indices, path="fused", variant=fused_variant)
     samples = {name: [] for name in calls}
     for _ in range(rounds):
         for name, call in calls.items():
             samples[name].append(1000 * triton.testing.do_bench(call, warmup=25, rep=100, return_mode="median"))
-    return {name: min(values) for name, values in samples.items()}
+    result = {name: min(values) for name, values in samples.items()}
+    if graph:
+        result["fused_host_us"] = host_us(calls["fused"])
+    return result
 
 
 def profile_fused(args, k, calls=10):
@@ -131,6 +168,8 @@ def main():
     parser.add_argument("--long", action="store_true")
     parser.add_argument("--k", type=int, default=2048)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--graph", action="store_true")
+    parser.add_argument("--heads", default="32,64")
     parser.add_argument("--fused-variant", action="append", default=[], metavar="HEADS=NAME")
     options = parser.parse_args()
     fused_variants = {int(h): name for h, name in (item.split("=", 1) for item in options.fused_variant)}
@@ -139,15 +178,23 @@ def main():
     print("  H     S      N  logits us   bar us  fused us  unfused us  f.sorted us  torch.topk us  fused/bar  "
           "unfused/bar  f.sorted/bar  fused/torch", flush=True)
     rows = []
+    wanted_heads = {int(h) for h in options.heads.split(",")}
     for heads, shapes in ((32, H32_SHAPES), (64, H64_SHAPES)):
+        if heads not in wanted_heads:
+            continue
         for seq_len, num_kv in shapes:
             args = problem(seq_len, num_kv, heads)
-            t = time_shape(args, options.k, options.rounds, fused_variants.get(heads))
+            print(f"    [{time.strftime('%H:%M:%S')}] H={heads} S={seq_len} N={num_kv}", flush=True)
+            t = time_shape(args, options.k, options.rounds, fused_variants.get(heads), options.graph)
             rows.append(dict(heads=heads, seq_len=seq_len, seq_len_kv=num_kv, **t))
             print(f"{heads:3d} {seq_len:5d} {num_kv:6d} {t['logits']:10.1f} {t['bar']:8.1f} {t['fused']:9.1f} "
                   f"{t['unfused']:11.1f} {t['fused_sorted']:12.1f} {t['torch_topk']:14.1f} {t['fused'] / t['bar']:10.3f} "
                   f"{t['unfused'] / t['bar']:12.3f} {t['fused_sorted'] / t['bar']:13.3f} "
                   f"{t['fused'] / t['torch_topk']:12.3f}", flush=True)
+            if options.graph:
+                print(f"    graph replay: fused {t['fused_graph']:.1f} us, bar {t['bar_graph']:.1f} us, fused/bar "
+                      f"{t['fused_graph'] / t['bar_graph']:.3f}; host time of one fused call {t['fused_host_us']:.1f} us",
+                      flush=True)
             if "fused_variant" in t:
                 print(f"    fused with {fused_variants[heads]}: {t['fused_variant']:.1f} us, "
                       f"{t['fused_variant'] / t['fused']:.3f} x the default fused, "
@@ -160,7 +207,7 @@ def main():
                 print(f"    fused per kernel (us): {parts}; per call: kernel sum {spans['kernel_sum_us']:.1f}, span "
                       f"{spans['span_us']:.1f} (median of {spans['calls']}), do_bench {t['fused']:.1f}", flush=True)
             del args
-    for heads in (32, 64):
+    for heads in sorted(wanted_heads):
         for path in ("fused", "unfused"):
             ratios = [r[path] / r["bar"] for r in rows if r["heads"] == heads]
             print(f"H={heads}: {path} / bar geometric mean {statistics.geometric_mean(ratios):.3f}", flush=True)

@@ -33,6 +33,7 @@ import torch
 import triton.testing
 
 import mqajit
+from side_by_side import graphed  # the same capture as the side-by-side script's (this folder)
 
 # S >= 1024 shapes in the range of the GLM-5 (H=32) table, and issue 12's H=64 shapes: a subset of
 # the tuned tables' shapes (none with N > 32768).
@@ -48,17 +49,6 @@ def problem(seq_len, num_kv, heads):
     starts = torch.zeros(seq_len, dtype=torch.int32, device="cuda")
     ends = (num_kv - seq_len + 1 + torch.arange(seq_len, device="cuda")).int()
     return q, (kv, scales), weights, starts, ends
-
-
-def captured(call):
-    """`call` captured once in a CUDA graph (after a warm-up call outside it); returns its replay."""
-    call()
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        call()
-    torch.cuda.synchronize()
-    return graph.replay
 
 
 def host_us(call, calls=20):
@@ -89,7 +79,7 @@ def time_shape(args, k, rounds, fused_variant=None, graph=False):
     }
     if graph:
         for name in ("fused", "bar"):
-            calls[name + "_graph"] = captured(calls[name])
+            calls[name + "_graph"] = graphed(calls[name])
     if fused_variant:
         calls["fused_variant"] = lambda: mqajit.mqa_topk(*args, k=k, out=indices, path="fused", variant=fused_variant)
     samples = {name: [] for name in calls}

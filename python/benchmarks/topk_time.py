@@ -23,11 +23,10 @@ queued behind a long GPU job, so no call waits for the GPU).
 --heads 32,64 keeps the shapes of those head counts.
 """
 
-import time
-
 import argparse
 import json
 import statistics
+import time
 
 import torch
 import triton.testing
@@ -169,6 +168,8 @@ def main():
           "unfused/bar  f.sorted/bar  fused/torch", flush=True)
     rows = []
     wanted_heads = {int(h) for h in options.heads.split(",")}
+    if not wanted_heads or not wanted_heads <= {32, 64}:
+        parser.error(f"--heads is {options.heads}; the shapes are for 32 and 64 heads (e.g. --heads 64)")
     for heads, shapes in ((32, H32_SHAPES), (64, H64_SHAPES)):
         if heads not in wanted_heads:
             continue

@@ -27,7 +27,6 @@ struct Sm90Config {
 
     static constexpr int kN = kRows * kHeads;        // the wgmma N side: (query row, head)
     static constexpr int kMTiles = kBlockKv / 64;    // m64 wgmmas per stage
-    static constexpr int kKSteps = kHeadDim / 32;
     static constexpr int kNBlocks = kN / 8;
     static constexpr int kThreads = (kMathGroups + 1) * 128;
     // Two accumulator sets (the next tile's wgmma in flight during an epilogue) when they fit.

@@ -1,7 +1,10 @@
 #pragma once
 // wgmma.mma_async m64nNk32 with e4m3 operands from shared memory and fp32 accumulators, for the
 // N values the families use (32 to 256 in steps of 32: rows x heads). The operand lists were
-// written out by a one-off script.
+// written out by a one-off script. Below them, the issue and release of one pipeline stage's
+// wgmmas, the same in the prefill and decode kernels.
+
+#include "sm90_primitives.cuh"
 
 namespace mqa_sm90 {
 
@@ -163,5 +166,35 @@ struct Wgmma<256> {
             : "l"(desc_a), "l"(desc_b), "r"(scale_d));
     }
 };
+
+// One stage's wgmmas as one commit group: the kMTiles m64 slices of the stage's key tile (its
+// descriptor's low word `tile_low`) against the Q tile at `q_low`, over head_dim in steps of 32
+// bytes (K-major, 128-byte swizzle).
+template <int kN, int kHeadDim, int kMTiles>
+__device__ __forceinline__ void issue_stage_wgmmas(float (&acc)[kMTiles][kN / 2], u32 tile_low, u32 q_low) {
+    wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < kHeadDim / 32; ++k) {
+        const u64 b_descriptor = descriptor_from_low<kHeadDim>(q_low + k * 32 / 16);
+#pragma unroll
+        for (int m = 0; m < kMTiles; ++m) {
+            const u64 a_descriptor = descriptor_from_low<kHeadDim>(tile_low + (m * 64 * kHeadDim + k * 32) / 16);
+            Wgmma<kN>::run(acc[m], a_descriptor, b_descriptor, k > 0 ? 1 : 0);
+        }
+    }
+    wgmma_commit();
+}
+
+// After a stage's wgmmas are waited for: pins the accumulators (no read of them moves above the
+// wait), then the warp's lane 0 hands the stage back.
+template <int kN, int kMTiles>
+__device__ __forceinline__ void release_stage(float (&acc)[kMTiles][kN / 2], u64* stage_empty, int lane) {
+#pragma unroll
+    for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+        for (int i = 0; i < kN / 2; ++i) fence_operand(acc[m][i]);
+    __syncwarp();
+    if (lane == 0) barrier_arrive(stage_empty);
+}
 
 }  // namespace mqa_sm90

@@ -25,7 +25,6 @@ struct PagedConfig {
     // The quad reduction works on 1, 2 or 4 rows; three tokens reduce as four with an empty one.
     static constexpr int kReduceRows = kNextN == 3 ? 4 : kNextN;
     static constexpr int kMTiles = kBlockKv / 64;
-    static constexpr int kKSteps = kHeadDim / 32;
     static constexpr int kNBlocks = kN / 8;
     static constexpr int kThreads = (kMathGroups + 1) * 128;
 

@@ -87,28 +87,11 @@ struct PagedMathGroup {
             scale[m][0] = stage_scales[slot(m)];
             scale[m][1] = stage_scales[slot(m) + 8];
         }
-        wgmma_fence();
-#pragma unroll
-        for (int k = 0; k < C::kKSteps; ++k) {
-            const u64 b_descriptor = descriptor_from_low<C::kHeadDim>(q_descriptor + k * 32 / 16);
-#pragma unroll
-            for (int m = 0; m < C::kMTiles; ++m) {
-                const u64 a_descriptor =
-                    descriptor_from_low<C::kHeadDim>(key_tile + (m * 64 * C::kHeadDim + k * 32) / 16);
-                Wgmma<C::kN>::run(acc[m], a_descriptor, b_descriptor, k > 0 ? 1 : 0);
-            }
-        }
-        wgmma_commit();
+        issue_stage_wgmmas<C::kN, C::kHeadDim, C::kMTiles>(acc, key_tile, q_descriptor);
     }
 
     __device__ __forceinline__ void release(Accumulators& acc, u32 counter) const {
-        using namespace mqa_sm90;
-#pragma unroll
-        for (int m = 0; m < C::kMTiles; ++m)
-#pragma unroll
-            for (int i = 0; i < C::kN / 2; ++i) fence_operand(acc[m][i]);
-        __syncwarp();
-        if (lane == 0) barrier_arrive(smem.kv_empty + counter % C::kStages);
+        mqa_sm90::release_stage<C::kN, C::kMTiles>(acc, smem.kv_empty + counter % C::kStages, lane);
     }
 
     __device__ __forceinline__ void epilogue(const Accumulators& acc, const Scales& scale, int block) const {

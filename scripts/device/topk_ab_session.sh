@@ -10,6 +10,7 @@
 # First a smoke call of the fused path (scripts/device/topk_smoke.py) under a 2-minute limit: if it
 # fails or hangs, the base's copies of the sm90 epilogue files come in before the tests.
 # TOPK_ROUNDS (2): rounds of each topk_time run; TOPK_LONG=1: the tree's run adds --long;
+# TOPK_PYTEST=0: no Python topk tests (a short call);
 # TOPK_TIME_ARGS: more topk_time arguments for every run (e.g. --fused-variant 32=NAME);
 # TOPK_BUDGET (570): seconds the script may take, for calls that run something before it.
 # TOPK_VARIANT="NAME|FILE|FROM|TO": after the tree's run, FILE with its first FROM (a sed regex)
@@ -42,8 +43,10 @@ if [ $smoke != 0 ] && [ -d $base ]; then
 fi
 timeout -k 10 120 ctest --test-dir build -L gpu -R "topk" --output-on-failure > $OUT/ctest_topk.txt 2>&1
 stamp "ctest topk exit $?"; grep -E "tests passed|FAILED|Failed" $OUT/ctest_topk.txt | head -20
-(cd python/tests && PYTHONPATH=../../build/python timeout -k 10 120 python3 -m pytest -q test_gpu_topk.py > $OUT/py_topk.txt 2>&1)
-stamp "pytest exit $?"; tail -5 $OUT/py_topk.txt
+if [ "${TOPK_PYTEST:-1}" = 1 ]; then
+  (cd python/tests && PYTHONPATH=../../build/python timeout -k 10 120 python3 -m pytest -q test_gpu_topk.py > $OUT/py_topk.txt 2>&1)
+  stamp "pytest exit $?"; tail -5 $OUT/py_topk.txt
+fi
 timing() {  # NAME [extra topk_time arguments]
   local name=$1; shift
   # shellcheck disable=SC2086 # TOPK_TIME_ARGS holds several arguments

@@ -167,10 +167,10 @@ def main():
     print("  H     S      N  logits us   bar us  fused us  unfused us  f.sorted us  torch.topk us  fused/bar  "
           "unfused/bar  f.sorted/bar  fused/torch", flush=True)
     rows = []
-    wanted_heads = {h.strip() for h in options.heads.split(",")}
-    wanted_heads = {int(h) for h in wanted_heads if h in ("32", "64")} if wanted_heads <= {"32", "64"} else set()
-    if not wanted_heads:
+    requested_heads = {h.strip() for h in options.heads.split(",")}
+    if not requested_heads <= {"32", "64"}:
         parser.error(f"--heads is {options.heads}; the shapes are for 32 and 64 heads (e.g. --heads 64)")
+    wanted_heads = {int(h) for h in requested_heads}
     for heads, shapes in ((32, H32_SHAPES), (64, H64_SHAPES)):
         if heads not in wanted_heads:
             continue

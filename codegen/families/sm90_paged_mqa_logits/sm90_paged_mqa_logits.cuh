@@ -36,11 +36,13 @@ __device__ __forceinline__ void load_q(const PagedMqaLogitsParams& p, const Shar
 // kEvictFirstBytes (bounded on the host's numbers: every request at max_context_len) they are
 // evict-first: they replace one another in L2 instead of what the kernels before left there, whose
 // dirty lines would otherwise be written back during the call, sharing the DRAM with the keys.
+// Above the bound the loads carry no hint.
 // NOTES (H100, 2026-12-06, kernel_ab over distinct blocks after a 256 MiB memset, docs/PERFORMANCE.md
 // stop 45): evict-first everywhere took 0.93-0.94x the time at batch 32 x 4k-32k, 0.95x at batch
 // 1 x 128k, 0.97-1.00x where the call reads 0.3-1.1 GB and 1.01-1.02x at 2.2 GB (H=64 next_n=2,
-// batch 128 x 128k and 512 x 32k): hence the bound. Above it plain (unhinted) loads measured
-// 0.998-1.000x these hinted loads with the normal policy (stop 46), so one load path serves both.
+// batch 128 x 128k and 512 x 32k): hence the bound. Above it, hinted loads with the normal policy
+// timed as plain loads on the H100 (stop 46) but took 1.14-1.17x the time of 2026-12-04's plain
+// loads on an H200 (batch 128 x 128k, 512 x 32k and 2048 x 4k; stop 50).
 constexpr long long kEvictFirstBytes = 1ll << 30;
 
 // NOTES: divides by the kernel's block size (a shift); by p.block_kv it was an int64 division, a
@@ -48,23 +50,29 @@ constexpr long long kEvictFirstBytes = 1ll << 30;
 // once per producer instead of per block it timed the same (0.996-1.003x, one row 1.021x; H100,
 // stop 47) and held registers the producer's 40 are short of: per block it stays.
 template <class C>
-__device__ __forceinline__ u64 cache_block_policy(const PagedMqaLogitsParams& p) {
+__device__ __forceinline__ bool evict_first_loads(const PagedMqaLogitsParams& p) {
     const long long blocks_per_request = (static_cast<long long>(p.max_context_len) + C::kBlockKv - 1) / C::kBlockKv;
     const long long bound = static_cast<long long>(p.batch) * blocks_per_request * p.cache_block_bytes;
-    return bound <= kEvictFirstBytes ? mqa_sm90::l2_evict_first_policy() : mqa_sm90::l2_evict_normal_policy();
+    return bound <= kEvictFirstBytes;
 }
 
-// The keys and scales of cache block `cache_block` into stage `stage` (cache_block_policy()).
+// The keys and scales of cache block `cache_block` into stage `stage` (evict_first_loads()).
 // NOTES: a block index outside the cache reads as zeros (TMA bounds), never faults.
 template <class C>
 __device__ __forceinline__ void load_block(const PagedMqaLogitsParams& p, const SharedLayout& smem, u32 stage,
                                            int cache_block) {
     using namespace mqa_sm90;
-    const u64 policy = cache_block_policy<C>(p);
     barrier_arrive_expect_bytes(smem.kv_full + stage, C::kKeyStageBytes + C::kScaleStageBytes);
-    tma_load_3d_hinted(smem.key_tiles + stage * C::kKeyStageBytes, &p.tma_keys, smem.kv_full + stage, 0, 0,
-                       cache_block, policy);
-    tma_load_2d_hinted(smem.scales + stage * C::kBlockKv, &p.tma_scales, smem.kv_full + stage, 0, cache_block, policy);
+    if (evict_first_loads<C>(p)) {
+        const u64 policy = l2_evict_first_policy();
+        tma_load_3d_hinted(smem.key_tiles + stage * C::kKeyStageBytes, &p.tma_keys, smem.kv_full + stage, 0, 0,
+                           cache_block, policy);
+        tma_load_2d_hinted(smem.scales + stage * C::kBlockKv, &p.tma_scales, smem.kv_full + stage, 0, cache_block,
+                           policy);
+    } else {
+        tma_load_3d(smem.key_tiles + stage * C::kKeyStageBytes, &p.tma_keys, smem.kv_full + stage, 0, 0, cache_block);
+        tma_load_2d(smem.scales + stage * C::kBlockKv, &p.tma_scales, smem.kv_full + stage, 0, cache_block);
+    }
 }
 
 // Warp `producer` of warpgroup 0 feeds math warpgroup `producer`: its lanes read 32 block-table

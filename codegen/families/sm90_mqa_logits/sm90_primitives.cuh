@@ -108,13 +108,6 @@ __device__ __forceinline__ u64 l2_evict_first_policy() {
     return policy;
 }
 
-// The default L2 policy, for the hinted loads when a hint is not wanted.
-__device__ __forceinline__ u64 l2_evict_normal_policy() {
-    u64 policy;
-    asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(policy));
-    return policy;
-}
-
 __device__ __forceinline__ void tma_load_2d_hinted(void* destination, const void* tensor_map, u64* barrier, int x, int y,
                                                    u64 policy) {
     asm volatile(

@@ -40,9 +40,10 @@ __device__ __forceinline__ void load_q(const PagedMqaLogitsParams& p, const Shar
 // NOTES (H100, 2026-12-06, kernel_ab over distinct blocks after a 256 MiB memset, docs/PERFORMANCE.md
 // stop 45): evict-first everywhere took 0.93-0.94x the time at batch 32 x 4k-32k, 0.95x at batch
 // 1 x 128k, 0.97-1.00x where the call reads 0.3-1.1 GB and 1.01-1.02x at 2.2 GB (H=64 next_n=2,
-// batch 128 x 128k and 512 x 32k): hence the bound. Above it, hinted loads with the normal policy
-// timed as plain loads on the H100 (stop 46) but took 1.14-1.17x the time of 2026-12-04's plain
-// loads on an H200 (batch 128 x 128k, 512 x 32k and 2048 x 4k; stop 50).
+// batch 128 x 128k and 512 x 32k): hence the bound. Above it, loads hinted with the normal policy
+// timed as plain loads on the H100 (stop 46) but took 1.12-1.13x their time on an H200 (kernel_ab,
+// batch 128 x 128k, 512 x 32k and 2048 x 4k at next_n = 1; stop 50), where evict-first above the
+// bound timed within 1% of plain loads.
 constexpr long long kEvictFirstBytes = 1ll << 30;
 
 // NOTES: divides by the kernel's block size (a shift); by p.block_kv it was an int64 division, a

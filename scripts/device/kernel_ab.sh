@@ -43,11 +43,11 @@ if [ -n "${AB_CUBINS:-}" ]; then
 fi
 
 if [ -n "${AB_PREBUILT:-}" ]; then
+  source scripts/device/prebuilt_cli.sh
   for name in tree "${versions[@]}"; do
     [ -x ".gpu-state/cli/$name/mqajit" ] || { echo "no .gpu-state/cli/$name/mqajit (see prebuild_cli.sh)"; exit 2; }
     cp ".gpu-state/cli/$name/mqajit" "$work/$name"
   done
-  source scripts/device/prebuilt_cli.sh
   export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH
   stamp "prebuilt CLIs: tree ${versions[*]}"
   versions_to_build=()

@@ -1,6 +1,10 @@
 # Sourced by the device scripts that run the CLI and test binary prebuilt here
 # (scripts/device/prebuild_cli.sh; carry .gpu-deps and .gpu-state): the carried packages the
-# binaries load, the system tuning database built beside them, and `variants_except`.
+# binaries load, the system tuning database built beside them, and `variants_except`. The CLIs
+# travel gzipped (the carried tree is limited to 64 MiB); they are unpacked here.
+for packed in .gpu-state/cli/*/mqajit.gz; do
+  [ -e "$packed" ] && { gunzip -f "$packed" || return 1; }
+done
 deps=/tmp/mqajit-deps
 source scripts/device/unpack_gpu_deps.sh
 unpack_gpu_deps $deps || { echo "could not unpack .gpu-deps into $deps"; return 1; }

@@ -3,7 +3,7 @@
 # binaries load, the system tuning database built beside them, and `variants_except`. The CLIs
 # travel gzipped (the carried tree is limited to 64 MiB); they are unpacked here.
 for packed in .gpu-state/cli/*/mqajit.gz; do
-  [ -e "$packed" ] && { gunzip -f "$packed" || return 1; }
+  if [ -e "$packed" ]; then gunzip -f "$packed" || return 1; fi
 done
 deps=/tmp/mqajit-deps
 source scripts/device/unpack_gpu_deps.sh

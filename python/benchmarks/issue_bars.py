@@ -1,5 +1,5 @@
-"""Where rows of side_by_side.py stand against the open issues' bars (issue 12: prefill with
-clean_logits=0; issue 13: decode), counted from its JSON files, so a device call's result can be
+"""Where rows of side_by_side.py stand against the open issues' bars (issue 12: prefill,
+issue 13: decode; both with clean_logits=0), counted from its JSON files, so a device call's result can be
 judged the same way every time. The bars are the issues' own; they are judged only from H200 rows.
 
     python3 python/benchmarks/issue_bars.py side_by_side_decode.json [side_by_side_prefill.json ...]"""
@@ -24,7 +24,10 @@ def misses(rows, label, passes):
 
 
 def decode_bars(rows):
-    rows = [r for r in rows if "deep_gemm_us" in r]
+    rows = [r for r in rows if "deep_gemm_us" in r and r.get("clean_logits", 0) == 0]
+    if not rows:
+        print("issue 13: no clean_logits=0 row timed beside DeepGEMM (the bars are judged in that mode)")
+        return
 
     def label(r):
         return f"H{r['heads']} n{r['next_n']} {r['batch']}x{r['context'] // 1024}k"

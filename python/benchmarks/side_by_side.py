@@ -7,7 +7,7 @@ decode rows), for docs/PERFORMANCE.md.
 Each call is a whole Python call (output allocated by the library, as engines call it), or with
 `--graphs` that call captured in a CUDA graph and replayed (as engines run decode), timed with
 triton.testing.do_bench (the L2 cache flushed before every run, median), the libraries taking
-turns in `--rounds` rounds (prefill in the mode `--clean-logits` names; with 1, mqajit's entries outside
+turns in `--rounds` rounds (in the mode `--clean-logits` names; with 1, mqajit's entries outside
 the windows are checked to be exactly -inf); a row reports the median of its rounds' medians. DeepGEMM's decode
 metadata call is timed on its own. Before timing, the two outputs are compared where a token sees
 its key (calc_diff; and the row is marked if they disagree). Without deep_gemm importable, only
@@ -127,9 +127,8 @@ class Prefill:
 class Decode:
     """B requests, each context uniform in 0.7-1.3x the average, 2-D lengths, a random block table."""
 
-    clean_logits = False  # both libraries run decode in the mode engines call
-
-    def __init__(self, heads, next_n, batch, context, seed):
+    def __init__(self, heads, next_n, batch, context, seed, clean_logits=False):
+        self.clean_logits = clean_logits
         g = torch.Generator(device="cuda").manual_seed(seed)
         lens = torch.randint(int(0.7 * context), int(1.3 * context) + 1, (batch,), device="cuda", generator=g)
         self.max_context_len = int((int(lens.max()) + BLOCK_KV - 1) // BLOCK_KV * BLOCK_KV)
@@ -151,11 +150,11 @@ class Decode:
 
     def mqajit(self):
         return mqajit.paged_mqa_logits(self.q, self.kv_cache, self.weights, self.context_lens, self.block_table,
-                                       self.max_context_len, clean_logits=False)
+                                       self.max_context_len, clean_logits=self.clean_logits)
 
     def mqajit_baseline(self):
         return mqajit.paged_mqa_logits(self.q, self.kv_cache, self.weights, self.context_lens, self.block_table,
-                                       self.max_context_len, clean_logits=False, variant="baseline")
+                                       self.max_context_len, clean_logits=self.clean_logits, variant="baseline")
 
     def metadata(self):
         return deep_gemm.get_paged_mqa_logits_metadata(self.context_lens, BLOCK_KV, deep_gemm.get_num_sms())
@@ -164,7 +163,7 @@ class Decode:
         if self.meta is None:
             self.meta = self.metadata()
         return deep_gemm.fp8_paged_mqa_logits(self.q, self.kv_cache, self.weights, self.context_lens,
-                                              self.block_table, self.meta, self.max_context_len, False)
+                                              self.block_table, self.meta, self.max_context_len, self.clean_logits)
 
     def inside(self, width):
         return torch.arange(width, device="cuda")[None, :] < self.context_lens.reshape(-1, 1)
@@ -215,7 +214,7 @@ def main():
     parser.add_argument("--batches", type=int, nargs="*", help="decode: only these batch sizes")
     parser.add_argument("--json", help="write the rows here as well")
     parser.add_argument("--clean-logits", type=int, choices=(0, 1), default=0,
-                        help="prefill: the mode both libraries run in (0, what engines call, by default)")
+                        help="the mode both libraries run in (0, what engines call, by default)")
     parser.add_argument("--with-baseline", action="store_true",
                         help="decode: also time mqajit's pre-built baseline kernel (variant='baseline')")
     parser.add_argument("--graphs", action="store_true",
@@ -243,17 +242,18 @@ def main():
             print_row(f"{heads} {seq_len} {seq_len_kv}", row, False)
             del problem
     else:
+        print(f"clean_logits={args.clean_logits}", flush=True)
         print("H next_n batch context | floor us | DeepGEMM us | +metadata us | mqajit us | ratio | "
               "vs kernel+metadata | mqajit % floor | calc_diff", flush=True)
         for seed, (heads, next_n, batch, context) in enumerate(DECODE_ROWS):
             if heads not in args.heads or next_n > args.max_next_n or (args.batches and batch not in args.batches):
                 continue
-            problem = Decode(heads, next_n, batch, context, seed)
+            problem = Decode(heads, next_n, batch, context, seed, bool(args.clean_logits))
             # NOTES: DeepGEMM's sm_90 decode kernel takes next_n 1 and 2 only.
             with_deep_gemm = deep_gemm is not None and next_n <= 2
             row = run_row(problem, with_deep_gemm, args.rounds, True, args.with_baseline, graphs=args.graphs,
                           host=args.host_time)
-            row.update(heads=heads, next_n=next_n, batch=batch, context=context)
+            row.update(heads=heads, next_n=next_n, batch=batch, context=context, clean_logits=args.clean_logits)
             rows.append(row)
             print_row(f"{heads} {next_n} {batch} {context}", row, True)
             del problem

@@ -9,7 +9,7 @@
 #                 compiles its kernels once on the side
 #   decode-bench  the tuned decode rows imported and re-checked, mqajit bench on the decode bar rows
 #   side-by-side  mqajit and DeepGEMM in one process on the same inputs, for each op in
-#                 SIDE_BY_SIDE_OPS (default "decode prefill"; prefill_clean1: prefill with clean_logits=1)
+#                 SIDE_BY_SIDE_OPS (default "decode prefill"; prefill_clean1, decode_clean1: with clean_logits=1)
 #   adopt         scripts/gpu_adopt_checks.sh (ADOPT_STEPS, default "install wheel tune")
 #   logits-dtype  mqajit bench --variant all --check on a few prefill shapes (clean_logits=0), once with
 #                 float32 and once with bfloat16 logits: whether bf16 changes the fastest variant
@@ -81,7 +81,7 @@ for step in "$@"; do
       stamp "DeepGEMM: $(tail -2 "$out/deepgemm_build.log" 2>/dev/null | tr '\n' ' ')"
       bash scripts/device/deepgemm_build.sh > /dev/null 2>&1
       for op in ${SIDE_BY_SIDE_OPS:-decode prefill}; do
-        mode=(); [ "$op" = prefill_clean1 ] && mode=(--clean-logits 1)
+        mode=(); case $op in *_clean1) mode=(--clean-logits 1) ;; esac
         PYTHONPATH=build/python:.deepgemm DG_JIT_CACHE_DIR=/tmp/deepgemm-cache LD_PRELOAD=/lib/x86_64-linux-gnu/libstdc++.so.6 \
           timeout -k 10 280 python3 python/benchmarks/side_by_side.py "${op%_clean1}" "${mode[@]}" ${SIDE_BY_SIDE_ARGS:-} \
           --json "$out/side_by_side_$op.json" > "$out/side_by_side_$op.txt" 2>&1

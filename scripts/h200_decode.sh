@@ -25,7 +25,7 @@ state=$PWD/build/decode-tune
 mkdir -p "$state"
 export MQAJIT_TUNING_DB=$state/user_tuning.db
 mqajit=build/tools/mqajit
-configs=tuning_db/configs/model_configs
+configs=${DECODE_CONFIGS:-tuning_db/configs/model_configs}  # DECODE_CONFIGS: e.g. a folder of filtered untuned CSVs
 models=(${TUNE_MODELS:-glm5 deepseek_v32})  # TUNE_MODELS: another order or one of them
 
 copy_results() {
@@ -61,7 +61,7 @@ for step in "${steps[@]}"; do
           --json-file "$state/decode_tune_$model.json" >> "$out/decode_tune_$model.log" 2>&1
         code=$?
         echo "tune $model exit $code: $(($(wc -l < "$state/paged_mqa_logits_tuned_$model.csv" 2>/dev/null || echo 1) - 1))" \
-             "of 48 row(s) in build/decode-tune (130: stopped by the budget, resumes next call)"
+             "of $(($(wc -l < "$configs/paged_mqa_logits_untuned_$model.csv") - 1)) row(s) in build/decode-tune (130: stopped by the budget, resumes next call)"
         tail -2 "$out/decode_tune_$model.log"
       done ;;
     bench)

@@ -249,8 +249,9 @@ def main():
             if heads not in args.heads or next_n > args.max_next_n or (args.batches and batch not in args.batches):
                 continue
             problem = Decode(heads, next_n, batch, context, seed, bool(args.clean_logits))
-            # NOTES: DeepGEMM's sm_90 decode kernel takes next_n 1 and 2 only.
-            with_deep_gemm = deep_gemm is not None and next_n <= 2
+            # NOTES: DeepGEMM's sm_90 decode kernel takes next_n 1 and 2 only, and its clean_logits=True
+            # asserts 1-D context lengths, which its call asserts are 2-D (2.6.1): mqajit alone there.
+            with_deep_gemm = deep_gemm is not None and next_n <= 2 and not args.clean_logits
             row = run_row(problem, with_deep_gemm, args.rounds, True, args.with_baseline, graphs=args.graphs,
                           host=args.host_time)
             row.update(heads=heads, next_n=next_n, batch=batch, context=context, clean_logits=args.clean_logits)

@@ -6,7 +6,8 @@
 #   aot     every registered paged variant compiled into the kernel cache, 16 at a time (the
 #           tuner and bench would otherwise compile them one by one; fails on a spill)
 #   test    ctest -L gpu -R paged (the decode GPU tests), then the stand-alone paged harness
-#   tune    mqajit tune --op paged_mqa_logits on the GLM-5 then the DeepSeek-V3.2 decode shapes,
+#   tune    mqajit tune --op paged_mqa_logits on the GLM-5 then the DeepSeek-V3.2 decode shapes
+#           (the untuned CSVs of tuning_db/configs/model_configs, or of the folder DECODE_CONFIGS names),
 #           for at most TUNE_BUDGET_S seconds (default 420); rows land in build/decode-tune/ as
 #           they finish, so a later call's `tune` resumes where this one stopped
 #   bench   mqajit bench --op paged_mqa_logits --check on the bar's batches (1, 32, 128, 512,

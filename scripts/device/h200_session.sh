@@ -20,6 +20,7 @@
 #                 H=64 r4) at 4096 x 16384, summarized by scripts/device/ncu_stalls.py
 #   pdl-chain     python/benchmarks/pdl_chain.py: CUDA graphs of back-to-back calls with programmatic
 #                 dependent launch off and on, mqajit and DeepGEMM
+# REQUIRE_H200=1 stops the call at once (exit 3) on any other GPU.
 # The device call returns at most 8 files, so at the end everything but summary.txt is packed into
 # $OUT/session_<time>.tgz.
 # Tuned CSVs come back under $OUT; put them in .gpu-state/ (ignored, carried) when a later call
@@ -34,6 +35,12 @@ export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 mqajit=build/tools/mqajit
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader \
   | tee -a "$out/summary.txt"
+# REQUIRE_H200=1: steps whose numbers count only on an H200 (the issues' bars) stop here, before
+# anything is built, when the call got another card (kind nvidia-h200 may lend an H100).
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+if [ "${REQUIRE_H200:-0}" = 1 ] && [[ $gpu_name != *H200* ]]; then
+  stamp "REQUIRE_H200: this call got $gpu_name, so no step runs"; exit 3
+fi
 
 ensure_built() {
   [ -x "$mqajit" ] && return 0

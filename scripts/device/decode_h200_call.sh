@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# One device call for issue 13's H200 standing, run from the repo root on the device machine (carry
+# .gpu-deps and .deepgemm): on any other GPU it stops at once. The tree and DeepGEMM 2.6.1 build;
+# then the decode side by side as CUDA graph replays with the baseline kernel timed beside the served
+# one (side_by_side.py, counted by issue_bars.py), mqajit alone with clean_logits=1, and the re-tune
+# of the decode table's bar batches (1, 32, 128, 512, 2048) over distinct blocks with what is left of
+# CALL_BUDGET seconds (default 560). Everything comes back as $OUT/decode_h200.tgz and $OUT/call.txt.
+#   scripts/device/decode_h200_call.sh
+set -u
+source scripts/device/call_prelude.sh
+require_h200
+start_builds
+wait_builds
+
+side_by_side() {  # name, seconds, side_by_side.py arguments...
+  local name=$1 seconds=$2
+  shift 2
+  PYTHONPATH=build/python:.deepgemm DG_JIT_CACHE_DIR=/tmp/deepgemm-cache LD_PRELOAD=/lib/x86_64-linux-gnu/libstdc++.so.6 \
+    timeout -k 5 "$seconds" python3 python/benchmarks/side_by_side.py decode "$@" --json "$out/$name.json" \
+    > "$out/$name.txt" 2>&1
+  stamp "$name exit $?: $(tail -1 "$out/$name.txt")"
+}
+side_by_side decode_graphs 120 --graphs --with-baseline
+python3 python/benchmarks/issue_bars.py "$out/decode_graphs.json" 2>&1 | tee -a "$out/call.txt"
+side_by_side decode_clean1_graphs 60 --graphs --clean-logits 1 --max-next-n 2 --rounds 1 --batches 1 32 128 512
+
+left=$((${CALL_BUDGET:-560} - 20 - SECONDS + t0))
+if [ "$left" -gt 90 ]; then
+  mkdir -p "$out/tune" /tmp/bar-configs
+  for f in tuning_db/configs/model_configs/paged_mqa_logits_untuned_*.csv; do
+    awk -F, 'NR == 1 || $8 == 1 || $8 == 32 || $8 == 128 || $8 == 512 || $8 == 2048' "$f" > "/tmp/bar-configs/$(basename "$f")"
+  done
+  DECODE_CONFIGS=/tmp/bar-configs TUNE_BUDGET_S=$((left - 25)) OUT=$out/tune timeout -k 5 "$left" \
+    bash scripts/h200_decode.sh aot tune > "$out/tune/run.txt" 2>&1
+  stamp "aot + tune exit $?: $(grep -E '^tune' "$out/tune/run.txt" | tr '\n' ' ')"
+fi
+pack_out decode_h200
+stamp done

@@ -7,7 +7,7 @@
 #           tuner and bench would otherwise compile them one by one; fails on a spill)
 #   test    ctest -L gpu -R paged (the decode GPU tests), then the stand-alone paged harness
 #   tune    mqajit tune --op paged_mqa_logits on the GLM-5 then the DeepSeek-V3.2 decode shapes
-#           (the untuned CSVs of tuning_db/configs/model_configs, or of the folder DECODE_CONFIGS names),
+#           (with TUNE_BAR_BATCHES=1 only the bar's batches, those the bench step times),
 #           for at most TUNE_BUDGET_S seconds (default 420); rows land in build/decode-tune/ as
 #           they finish, so a later call's `tune` resumes where this one stopped
 #   bench   mqajit bench --op paged_mqa_logits --check on the bar's batches (1, 32, 128, 512,
@@ -26,8 +26,15 @@ state=$PWD/build/decode-tune
 mkdir -p "$state"
 export MQAJIT_TUNING_DB=$state/user_tuning.db
 mqajit=build/tools/mqajit
-configs=${DECODE_CONFIGS:-tuning_db/configs/model_configs}  # DECODE_CONFIGS: e.g. a folder of filtered untuned CSVs
+configs=tuning_db/configs/model_configs
 models=(${TUNE_MODELS:-glm5 deepseek_v32})  # TUNE_MODELS: another order or one of them
+
+# The untuned rows of `model` at issue 13's bar batches (1, 32, 128, 512, 2048), as a CSV in $state.
+bar_rows() {
+  awk -F, 'NR == 1 || $8 == 1 || $8 == 32 || $8 == 128 || $8 == 512 || $8 == 2048' \
+    "$configs/paged_mqa_logits_untuned_$1.csv" > "$state/bar_$1.csv"
+  echo "$state/bar_$1.csv"
+}
 
 copy_results() {
   cp -f "$state"/*.csv "$state"/*.json "$out"/ 2>/dev/null
@@ -54,24 +61,24 @@ for step in "${steps[@]}"; do
     tune)
       deadline=$((SECONDS + ${TUNE_BUDGET_S:-420}))
       for model in "${models[@]}"; do
+        input=$configs/paged_mqa_logits_untuned_$model.csv
+        [ "${TUNE_BAR_BATCHES:-0}" = 1 ] && input=$(bar_rows "$model")
         left=$((deadline - SECONDS))
         [ "$left" -gt 30 ] || { echo "tune $model: no time left this call; run the tune step again"; continue; }
         # NOTES: SIGINT stops the tuner between candidates with every finished row written (exit 130).
         timeout --signal=INT --kill-after=60 "$left" "$mqajit" tune --op paged_mqa_logits \
-          -i "$configs/paged_mqa_logits_untuned_$model.csv" -o "$state/paged_mqa_logits_tuned_$model.csv" \
+          -i "$input" -o "$state/paged_mqa_logits_tuned_$model.csv" \
           --json-file "$state/decode_tune_$model.json" >> "$out/decode_tune_$model.log" 2>&1
         code=$?
         echo "tune $model exit $code: $(($(wc -l < "$state/paged_mqa_logits_tuned_$model.csv" 2>/dev/null || echo 1) - 1))" \
-             "of $(($(wc -l < "$configs/paged_mqa_logits_untuned_$model.csv") - 1)) row(s) in build/decode-tune (130: stopped by the budget, resumes next call)"
+             "of $(($(wc -l < "$input") - 1)) row(s) in build/decode-tune (130: stopped by the budget, resumes next call)"
         tail -2 "$out/decode_tune_$model.log"
       done ;;
     bench)
       for model in "${models[@]}"; do
         tuned=$state/paged_mqa_logits_tuned_$model.csv
         [ -f "$tuned" ] && "$mqajit" db import --op paged_mqa_logits "$tuned" > "$out/decode_import_$model.log" 2>&1
-        bar=$state/bar_$model.csv
-        awk -F, 'NR == 1 || $8 == 1 || $8 == 32 || $8 == 128 || $8 == 512 || $8 == 2048' \
-          "$configs/paged_mqa_logits_untuned_$model.csv" > "$bar"
+        bar=$(bar_rows "$model")
         "$mqajit" bench --op paged_mqa_logits --shapes "$bar" --check --json-file "$state/decode_bench_$model.json" \
           > "$out/decode_bench_$model.txt" 2>&1
         echo "bench $model exit $? ($(grep -c 'CHECK FAILED' "$out/decode_bench_$model.txt") failed check(s))"

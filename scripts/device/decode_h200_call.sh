@@ -26,11 +26,8 @@ side_by_side decode_clean1_graphs 60 --graphs --clean-logits 1 --max-next-n 2 --
 
 left=$((${CALL_BUDGET:-560} - 20 - SECONDS + t0))
 if [ "$left" -gt 90 ]; then
-  mkdir -p "$out/tune" /tmp/bar-configs
-  for f in tuning_db/configs/model_configs/paged_mqa_logits_untuned_*.csv; do
-    awk -F, 'NR == 1 || $8 == 1 || $8 == 32 || $8 == 128 || $8 == 512 || $8 == 2048' "$f" > "/tmp/bar-configs/$(basename "$f")"
-  done
-  DECODE_CONFIGS=/tmp/bar-configs TUNE_BUDGET_S=$((left - 25)) OUT=$out/tune timeout -k 5 "$left" \
+  mkdir -p "$out/tune"
+  TUNE_BAR_BATCHES=1 TUNE_BUDGET_S=$((left - 25)) OUT=$out/tune timeout -k 5 "$left" \
     bash scripts/h200_decode.sh aot tune > "$out/tune/run.txt" 2>&1
   stamp "aot + tune exit $?: $(grep -E '^tune' "$out/tune/run.txt" | tr '\n' ' ')"
 fi

@@ -3,9 +3,8 @@
 #   source scripts/device/call_prelude.sh      sets out ($OUT) and t0, logs the GPU to $out/call.txt,
 #                                              unpacks the carried packages (.gpu-deps) into /tmp/mqajit-deps
 #   stamp MESSAGE                              a line with the seconds since the start, to $out/call.txt
-#   require_h200                               ends the call (exit 0) unless the GPU is an H200: for
-#                                              calls whose numbers count only there (kind nvidia-h200
-#                                              may lend an H100)
+#   require_h200                               ends the call (exit 0) unless the GPU is an H200
+#                                              (require_h200.sh)
 #   start_builds                               the tree (scripts/gpu_session.sh build) and DeepGEMM's
 #                                              extension (deepgemm_build.sh warm) in the background
 #   wait_builds                                waits for both, stamps their exits, keeps their logs
@@ -20,13 +19,7 @@ stamp() { echo "[$((SECONDS - t0))s] $*" | tee -a "$out/call.txt"; }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader |
   tee -a "$out/call.txt"
-gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-
-require_h200() {
-  [[ $gpu_name == *H200* ]] && return 0
-  stamp "not an H200 ($gpu_name): this call's steps count only on an H200, so none runs"
-  exit 0
-}
+source scripts/device/require_h200.sh
 
 source scripts/device/unpack_gpu_deps.sh
 unpack_gpu_deps /tmp/mqajit-deps

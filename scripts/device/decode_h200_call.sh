@@ -15,8 +15,7 @@ wait_builds
 side_by_side() {  # name, seconds, side_by_side.py arguments...
   local name=$1 seconds=$2
   shift 2
-  PYTHONPATH=build/python:.deepgemm DG_JIT_CACHE_DIR=/tmp/deepgemm-cache LD_PRELOAD=/lib/x86_64-linux-gnu/libstdc++.so.6 \
-    timeout -k 5 "$seconds" python3 python/benchmarks/side_by_side.py decode "$@" --json "$out/$name.json" \
+  scripts/device/with_deepgemm.sh timeout -k 5 "$seconds" python3 python/benchmarks/side_by_side.py decode "$@" --json "$out/$name.json" \
     > "$out/$name.txt" 2>&1
   stamp "$name exit $?: $(tail -1 "$out/$name.txt")"
 }

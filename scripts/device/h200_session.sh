@@ -35,12 +35,9 @@ export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 mqajit=build/tools/mqajit
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader \
   | tee -a "$out/summary.txt"
-# REQUIRE_H200=1: steps whose numbers count only on an H200 (the issues' bars) stop here, before
-# anything is built, when the call got another card (kind nvidia-h200 may lend an H100).
-gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-if [ "${REQUIRE_H200:-0}" = 1 ] && [[ $gpu_name != *H200* ]]; then
-  stamp "REQUIRE_H200: this call got $gpu_name, so no step runs"; exit 3
-fi
+# REQUIRE_H200=1: steps whose numbers count only on an H200 stop here, before anything is built.
+source scripts/device/require_h200.sh
+[ "${REQUIRE_H200:-0}" = 1 ] && require_h200 3
 
 ensure_built() {
   [ -x "$mqajit" ] && return 0
@@ -89,8 +86,7 @@ for step in "$@"; do
       bash scripts/device/deepgemm_build.sh > /dev/null 2>&1
       for op in ${SIDE_BY_SIDE_OPS:-decode prefill}; do
         mode=(); case $op in *_clean1) mode=(--clean-logits 1) ;; esac
-        PYTHONPATH=build/python:.deepgemm DG_JIT_CACHE_DIR=/tmp/deepgemm-cache LD_PRELOAD=/lib/x86_64-linux-gnu/libstdc++.so.6 \
-          timeout -k 10 280 python3 python/benchmarks/side_by_side.py "${op%_clean1}" "${mode[@]}" ${SIDE_BY_SIDE_ARGS:-} \
+        scripts/device/with_deepgemm.sh timeout -k 10 280 python3 python/benchmarks/side_by_side.py "${op%_clean1}" "${mode[@]}" ${SIDE_BY_SIDE_ARGS:-} \
           --json "$out/side_by_side_$op.json" > "$out/side_by_side_$op.txt" 2>&1
         stamp "side by side $op exit $?: $(tail -1 "$out/side_by_side_$op.txt")"
       done ;;
@@ -132,8 +128,7 @@ for step in "$@"; do
     pdl-chain)
       ensure_built
       wait  # DeepGEMM's build and JIT warm-up, if this call started them
-      PYTHONPATH=build/python:.deepgemm:python/benchmarks DG_JIT_CACHE_DIR=/tmp/deepgemm-cache \
-        LD_PRELOAD=/lib/x86_64-linux-gnu/libstdc++.so.6 timeout -k 10 280 python3 python/benchmarks/pdl_chain.py \
+      PYTHONPATH=python/benchmarks scripts/device/with_deepgemm.sh timeout -k 10 280 python3 python/benchmarks/pdl_chain.py \
         --json "$out/pdl_chain.json" > "$out/pdl_chain.txt" 2>&1
       stamp "pdl chain exit $?"; cat "$out/pdl_chain.txt" >> "$out/summary.txt" ;;
     host)

@@ -10,7 +10,8 @@
 # Environment: AB_SHAPES (prefill rows "S,N,H,D,clean_logits", space-separated; "none" for none),
 # AB_DECODE_SHAPES (decode rows "batch,next_n,H,context,D,block_kv,clean_logits", timed with
 # `mqajit bench --op paged_mqa_logits`; none unless set), AB_ROUNDS (2), AB_RUNS (30),
-# AB_DEADLINE (seconds after which no new bench starts, 480), AB_CUBINS (a folder of .cubin files to
+# AB_DEADLINE (seconds after which no new bench starts, 480), AB_VARIANTS (prefill: a comma-separated
+# list of variants each timed per shape, as `bench --variant`, instead of the tuned choice), AB_CUBINS (a folder of .cubin files to
 # disassemble beside the timings, e.g. built here with nvcc -cubin).
 # AB_PREBUILT=1: no build here; the CLIs come from .gpu-state/cli/ (scripts/device/prebuild_cli.sh
 # made them where the kernel sources were edited; .gpu-deps unpacked for their libraries), which
@@ -85,7 +86,8 @@ for round in $(seq "${AB_ROUNDS:-2}"); do
   for v in tree "${versions[@]}"; do
     for bench in "${benches[@]}"; do
       [ $((SECONDS - t0)) -lt "${AB_DEADLINE:-480}" ] || { stamp "deadline: no more rounds"; break 3; }
-      if [ "$bench" = prefill ]; then args=(--shapes "$work/results/shapes.csv") name=${v}_round$round
+      if [ "$bench" = prefill ]; then
+        args=(--shapes "$work/results/shapes.csv" ${AB_VARIANTS:+--variant "$AB_VARIANTS"}) name=${v}_round$round
       else args=(--op paged_mqa_logits --shapes "$work/results/decode_shapes.csv") name=decode_${v}_round$round; fi
       MQAJIT_CACHE_DIR=$work/cache-$v timeout -k 10 200 "$work/$v" bench "${args[@]}" --check \
         --runs "${AB_RUNS:-30}" --json-file "$work/results/$name.json" > "$work/results/$name.txt" 2>&1

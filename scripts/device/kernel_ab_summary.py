@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summarises a scripts/device/kernel_ab.sh run: per shape, each version's best time over the rounds
 divided by the tree's (prefill and decode rows), with the geometric mean per op and head count; a failed check is reported, never
-averaged in.
+averaged in. Where a bench timed several variants per shape (AB_VARIANTS), each variant's ratio follows.
 
     scripts/device/kernel_ab_summary.py RESULTS_FOLDER
 """
@@ -15,7 +15,7 @@ import sys
 
 
 def load(folder):
-    times, failures = {}, []
+    times, per_variant, failures = {}, {}, []
     for path in sorted(glob.glob(os.path.join(folder, "*_round*.json"))):
         match = re.fullmatch(r"(decode_)?(.+)_round(\d+)\.json", os.path.basename(path))
         if not match:
@@ -37,13 +37,26 @@ def load(folder):
                 failures.append(f"{version} {shape}: the check against the reference failed")
                 continue
             times.setdefault(shape, {}).setdefault(version, []).append(row["us"])
-    return times, failures
+            if len(row.get("variants_us", {})) > 1:
+                for variant, us in row["variants_us"].items():
+                    per_variant.setdefault((shape, variant), {}).setdefault(version, []).append(us)
+    return times, per_variant, failures
+
+
+def print_variants(per_variant, versions):
+    print("per variant (version / tree, best round):")
+    for (shape, variant), per_version in sorted(per_variant.items(), key=lambda item: (str(item[0][0]), item[0][1])):
+        if "tree" not in per_version:
+            continue
+        tree = min(per_version["tree"])
+        cells = [f"{min(per_version[v]) / tree:10.3f}" if v in per_version else f"{'-':>10}" for v in versions]
+        print(f"{shape[1]:<2} {shape[2]:>6} {shape[3]:6} {shape[4]:5} {variant:<36} {tree:8.1f}  " + "  ".join(cells))
 
 
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    times, failures = load(sys.argv[1])
+    times, per_variant, failures = load(sys.argv[1])
     versions = sorted({v for per_shape in times.values() for v in per_shape if v != "tree"})
     if not times or not versions:
         print("kernel_ab: nothing to compare (no tree and version rows)")
@@ -67,6 +80,8 @@ def main():
     for v in versions:
         means = ", ".join(f"{h}: {math.exp(sum(map(math.log, r)) / len(r)):.3f}" for h, r in sorted(ratios[v].items()))
         print(f"{v}: geometric mean over the tree {means}")
+    if per_variant:
+        print_variants(per_variant, versions)
     for failure in failures:
         print("FAILED " + failure)
     return 1 if failures else 0

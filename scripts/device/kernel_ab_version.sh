@@ -4,7 +4,7 @@
 #   scripts/device/kernel_ab_version.sh NAME REF [PATHS...]   REF's copies of the files where the
 #                                                              working tree differs from REF ("the old kernel")
 #   scripts/device/kernel_ab_version.sh NAME --tree [PATHS...] the working tree's copies of the files
-#                                                              it changed since HEAD ("this experiment")
+#                                                              it changed or added since HEAD ("this experiment")
 # The device call then builds the working tree as "tree" and each version laid over it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,7 +14,7 @@ paths=("$@"); [ ${#paths[@]} -gt 0 ] || paths=(codegen)
 out=.gpu-state/versions/$name
 rm -rf "$out"; mkdir -p "$out"
 if [ "$source" = --tree ]; then
-  mapfile -t files < <(git diff --name-only HEAD -- "${paths[@]}")
+  mapfile -t files < <(git diff --name-only HEAD -- "${paths[@]}"; git ls-files --others --exclude-standard -- "${paths[@]}")
   for file in "${files[@]}"; do
     [ -e "$file" ] || { echo "skipped $file: deleted in the working tree"; continue; }
     mkdir -p "$out/$(dirname "$file")" && cp "$file" "$out/$file"

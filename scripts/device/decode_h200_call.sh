@@ -4,7 +4,8 @@
 # then the decode side by side as CUDA graph replays with the baseline kernel timed beside the served
 # one (side_by_side.py, counted by issue_bars.py), mqajit alone with clean_logits=1, issue 16's bar
 # (topk_time.py, one round), and the re-tune of the decode table's bar batches (1, 32, 128, 512,
-# 2048) over distinct blocks with what is left of CALL_BUDGET seconds (default 560). Everything comes back as $OUT/decode_h200.tgz and $OUT/call.txt.
+# 2048) over distinct blocks with what is left of CALL_BUDGET seconds (default 560). Everything
+# comes back as $OUT/decode_h200.tgz and $OUT/call.txt.
 #   scripts/device/decode_h200_call.sh
 set -u
 source scripts/device/call_prelude.sh

@@ -23,10 +23,15 @@ side_by_side() {  # name, seconds, side_by_side.py arguments...
 side_by_side decode_graphs 120 --graphs --with-baseline
 python3 python/benchmarks/issue_bars.py "$out/decode_graphs.json" 2>&1 | tee -a "$out/call.txt"
 side_by_side decode_clean1_graphs 60 --graphs --clean-logits 1 --max-next-n 2 --rounds 1 --batches 1 32 128 512
-# Issue 16's bar on the H200 (its standing row was an H100's): one round of topk_time.py.
-PYTHONPATH=build/python timeout -k 5 120 python3 python/benchmarks/topk_time.py --rounds 1 --json "$out/topk_time.json" \
-  > "$out/topk_time.txt" 2>&1
-stamp "topk_time exit $?"
+# Issue 16's bar on the H200 (its standing row was an H100's): one round of topk_time.py, where
+# the call has room for it.
+if [ $((${CALL_BUDGET:-560} - SECONDS + t0)) -gt 150 ]; then
+  PYTHONPATH=build/python timeout -k 5 120 python3 python/benchmarks/topk_time.py --rounds 1 --json "$out/topk_time.json" \
+    > "$out/topk_time.txt" 2>&1
+  stamp "topk_time exit $?"
+else
+  stamp "topk_time skipped: too little of CALL_BUDGET left"
+fi
 
 left=$((${CALL_BUDGET:-560} - 20 - SECONDS + t0))
 if [ "$left" -gt 90 ]; then

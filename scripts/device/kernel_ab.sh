@@ -11,8 +11,9 @@
 # AB_DECODE_SHAPES (decode rows "batch,next_n,H,context,D,block_kv,clean_logits", timed with
 # `mqajit bench --op paged_mqa_logits`; none unless set), AB_ROUNDS (2), AB_RUNS (30),
 # AB_DEADLINE (seconds after which no new bench starts, 480), AB_VARIANTS (prefill: a comma-separated
-# list of variants each timed per shape, as `bench --variant`, instead of the tuned choice), AB_CUBINS (a folder of .cubin files to
-# disassemble beside the timings, e.g. built here with nvcc -cubin).
+# list of variants each timed per shape, as `bench --variant`, instead of the tuned choice),
+# AB_CUBINS (a folder of .cubin files to disassemble beside the timings, e.g. built here with nvcc
+# -cubin).
 # AB_PREBUILT=1: no build here; the CLIs come from .gpu-state/cli/ (scripts/device/prebuild_cli.sh
 # made them where the kernel sources were edited; .gpu-deps unpacked for their libraries), which
 # saves the 2-minute build of a bare machine.

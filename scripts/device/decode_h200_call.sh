@@ -8,6 +8,7 @@
 # comes back as $OUT/decode_h200.tgz and $OUT/call.txt.
 #   scripts/device/decode_h200_call.sh
 set -u
+budget=${CALL_BUDGET:-560}
 source scripts/device/call_prelude.sh
 require_h200
 start_builds
@@ -25,7 +26,7 @@ python3 python/benchmarks/issue_bars.py "$out/decode_graphs.json" 2>&1 | tee -a 
 side_by_side decode_clean1_graphs 60 --graphs --clean-logits 1 --max-next-n 2 --rounds 1 --batches 1 32 128 512
 # Issue 16's bar on the H200 (its standing row was an H100's): one round of topk_time.py, where
 # the call has room for it.
-if [ $((${CALL_BUDGET:-560} - SECONDS + t0)) -gt 150 ]; then
+if [ $((budget - SECONDS + t0)) -gt 150 ]; then
   PYTHONPATH=build/python timeout -k 5 120 python3 python/benchmarks/topk_time.py --rounds 1 --json "$out/topk_time.json" \
     > "$out/topk_time.txt" 2>&1
   stamp "topk_time exit $?"
@@ -33,7 +34,7 @@ else
   stamp "topk_time skipped: too little of CALL_BUDGET left"
 fi
 
-left=$((${CALL_BUDGET:-560} - 20 - SECONDS + t0))
+left=$((budget - 20 - SECONDS + t0))
 if [ "$left" -gt 90 ]; then
   mkdir -p "$out/tune"
   TUNE_BAR_BATCHES=1 TUNE_BUDGET_S=$((left - 25)) OUT=$out/tune timeout -k 5 "$left" \

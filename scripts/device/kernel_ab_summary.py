@@ -43,6 +43,11 @@ def load(folder):
     return times, per_variant, failures
 
 
+def shape_label(shape):
+    """H, S (or the decode batch and next_n), N (or the context) and clean_logits, as the tables' first columns."""
+    return f"{shape[1]:<2} {shape[2]:>6} {shape[3]:6} {shape[4]:5}"
+
+
 def print_variants(per_variant, versions):
     print("per variant (version / tree, best round):")
     for (shape, variant), per_version in sorted(per_variant.items(), key=lambda item: (str(item[0][0]), item[0][1])):
@@ -50,7 +55,7 @@ def print_variants(per_variant, versions):
             continue
         tree = min(per_version["tree"])
         cells = [f"{min(per_version[v]) / tree:10.3f}" if v in per_version else f"{'-':>10}" for v in versions]
-        print(f"{shape[1]:<2} {shape[2]:>6} {shape[3]:6} {shape[4]:5} {variant:<36} {tree:8.1f}  " + "  ".join(cells))
+        print(f"{shape_label(shape)} {variant:<36} {tree:8.1f}  " + "  ".join(cells))
 
 
 def main():
@@ -76,7 +81,7 @@ def main():
                 cells.append(f"{ratio:10.3f}")
             else:
                 cells.append(f"{'-':>10}")
-        print(f"{shape[1]:<2} {shape[2]:>6} {shape[3]:6} {shape[4]:5} {tree:8.1f}  " + "  ".join(cells))
+        print(f"{shape_label(shape)} {tree:8.1f}  " + "  ".join(cells))
     for v in versions:
         means = ", ".join(f"{h}: {math.exp(sum(map(math.log, r)) / len(r)):.3f}" for h, r in sorted(ratios[v].items()))
         print(f"{v}: geometric mean over the tree {means}")

@@ -102,10 +102,27 @@ struct OwnedResults<kRows, Output::candidates, kMathGroups, kMTiles> {
         }
     }
 
+    // This lane's entries of row r's stage (entry lane + 32 j), the first `count` of them.
+    static constexpr int kEntriesPerLane = kStage / 32;
+    __device__ __forceinline__ void load_stage_row(int r, int count, int2 (&entries)[kEntriesPerLane]) const {
+        const int lane = static_cast<int>(threadIdx.x % 32);
+#pragma unroll
+        for (int j = 0; j < kEntriesPerLane; ++j) {
+            const int i = lane + 32 * j;
+            entries[j] = i < count ? stage[r * kStage + i] : make_int2(0, 0);
+        }
+    }
+
     // Moves every staged row of this warp to its candidate buffer. Every lane of the warp calls it.
     // A row whose threshold is -inf keeps its whole window in place (key col at slot col - window
     // start; its count was set to the window's size beforehand); the others reserve their slots
     // with one atomicAdd.
+    // NOTES (H100, 2026-12-07, docs/PERFORMANCE.md stop 54): reading each row's entries ahead of the
+    // previous row's stores (a loop of load, then store, per entry before) took the fused call to
+    // 0.88-0.97x its time at H=32 N >= 8192 and 0.92-0.97x at H=64 (4096 x 32768: 1.00-1.02x).
+    // Reserving the slots a tile before the copy, so that the atomic's reply is not waited for, lost
+    // at H=64 (1.06-1.21x) in both forms tried (half stages; a ring at six tiles' worth): the
+    // patches are in docs/data/2026-12-07-h100-stop54/.
     __device__ __forceinline__ void flush(const MqaLogitsParams& p) const {
         const int lane = static_cast<int>(threadIdx.x % 32);
         if (lane < kRows) row_counts[lane] = 0;
@@ -129,20 +146,28 @@ struct OwnedResults<kRows, Output::candidates, kMathGroups, kMTiles> {
             }
         }
         const unsigned in_place_rows = __ballot_sync(kFullMask, in_place);
+        // Row r + 1's entries are read before row r's are stored: the stage and the buffers are
+        // generic pointers to ptxas, so a load after a store would wait for it.
+        int2 entries[kEntriesPerLane], next[kEntriesPerLane];
+        load_stage_row(0, __shfl_sync(kFullMask, count, 0), entries);
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
             const int row_count = __shfl_sync(kFullMask, count, r);
             const int row_first = __shfl_sync(kFullMask, first_slot, r);
+            if (r + 1 < kRows) load_stage_row(r + 1, __shfl_sync(kFullMask, count, r + 1), next);
             const bool row_in_place = (in_place_rows >> r) & 1u;
             const long long row_base = static_cast<long long>(first_row + r) * p.topk_capacity;
-            for (int i = lane; i < row_count; i += 32) {
-                const int2 entry = stage[r * kStage + i];
-                const int slot = row_first + (row_in_place ? entry.x : i);
-                if (slot < p.topk_capacity) {
-                    p.topk_keys[row_base + slot] = entry.x;
-                    p.topk_values[row_base + slot] = __int_as_float(entry.y);
+#pragma unroll
+            for (int j = 0; j < kEntriesPerLane; ++j) {
+                const int i = lane + 32 * j;
+                const int slot = row_first + (row_in_place ? entries[j].x : i);
+                if (i < row_count && slot < p.topk_capacity) {
+                    p.topk_keys[row_base + slot] = entries[j].x;
+                    p.topk_values[row_base + slot] = __int_as_float(entries[j].y);
                 }
             }
+#pragma unroll
+            for (int j = 0; j < kEntriesPerLane; ++j) entries[j] = next[j];
         }
 #pragma unroll
         for (int c = 0; c < kCounts; ++c) staged[c] = 0;

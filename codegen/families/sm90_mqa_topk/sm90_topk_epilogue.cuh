@@ -166,8 +166,10 @@ struct OwnedResults<kRows, Output::candidates, kMathGroups, kMTiles> {
                     p.topk_values[row_base + slot] = __int_as_float(entries[j].y);
                 }
             }
+            if (r + 1 < kRows) {
 #pragma unroll
-            for (int j = 0; j < kEntriesPerLane; ++j) entries[j] = next[j];
+                for (int j = 0; j < kEntriesPerLane; ++j) entries[j] = next[j];
+            }
         }
 #pragma unroll
         for (int c = 0; c < kCounts; ++c) staged[c] = 0;

@@ -5,6 +5,9 @@
 # the instructions holding the most samples; scripts/device/ncu_stalls.py). Works on any sm_90 card.
 # Run from the repo root on the device machine (carry .gpu-deps):
 #   TWGMMA_NCU_SHAPES="32 2048 32768;64 4096 32768" scripts/device/twgmma_ncu.sh
+# TWGMMA_NCU_METRICS="m1,m2,..." collects just those metrics (raw page, min/max/avg across units)
+# instead of the full set: e.g. sm__cycles_active.min,sm__cycles_active.max for how evenly the SMs
+# are kept busy.
 # Everything comes back as $OUT/twgmma_ncu.tgz and $OUT/call.txt.
 set -u
 source scripts/device/call_prelude.sh
@@ -39,6 +42,13 @@ for shape in "${shapes[@]}"; do
   for which in twin fused; do
     name=h${heads}_${rows}x${keys}_$which
     regex=$([ "$which" = twin ] && echo 'regex:mqa_logits_wgmma' || echo 'regex:mqa_logits_twgmma')
+    if [ -n "${TWGMMA_NCU_METRICS:-}" ]; then
+      PYTHONPATH=build/python timeout -k 10 150 ncu --clock-control none --metrics "$TWGMMA_NCU_METRICS" -k "$regex" \
+        -s 1 -c 1 --page raw python3 /tmp/twgmma_ncu_call.py "$which" "$heads" "$rows" "$keys" > "$out/$name.log" 2>&1
+      stamp "ncu $name exit $?: $(grep -m1 'fused kernel' "$out/$name.log")"
+      grep -E "^ +[a-z]+__" "$out/$name.log" | tee -a "$out/call.txt"
+      continue
+    fi
     PYTHONPATH=build/python timeout -k 10 150 ncu --clock-control none --set full --import-source no -k "$regex" \
       -s 1 -c 1 -o "$out/$name" -f python3 /tmp/twgmma_ncu_call.py "$which" "$heads" "$rows" "$keys" \
       > "$out/$name.log" 2>&1

@@ -5,9 +5,9 @@
 # the instructions holding the most samples; scripts/device/ncu_stalls.py). Works on any sm_90 card.
 # Run from the repo root on the device machine (carry .gpu-deps):
 #   TWGMMA_NCU_SHAPES="32 2048 32768;64 4096 32768" scripts/device/twgmma_ncu.sh
-# TWGMMA_NCU_METRICS="m1,m2,..." collects just those metrics (raw page, min/max/avg across units)
-# instead of the full set: e.g. sm__cycles_active.min,sm__cycles_active.max for how evenly the SMs
-# are kept busy.
+# TWGMMA_NCU_METRICS="m1,m2,..." collects just those metrics (ncu's raw page) instead of the full
+# set: e.g. sm__cycles_active.min,sm__cycles_active.max,sm__cycles_active.avg for how evenly the
+# SMs are kept busy. (Written in stop 55, not yet run on a device.)
 # Everything comes back as $OUT/twgmma_ncu.tgz and $OUT/call.txt.
 set -u
 source scripts/device/call_prelude.sh

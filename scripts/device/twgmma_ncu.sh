@@ -43,16 +43,17 @@ for shape in "${shapes[@]}"; do
     name=h${heads}_${rows}x${keys}_$which
     regex=$([ "$which" = twin ] && echo 'regex:mqa_logits_wgmma' || echo 'regex:mqa_logits_twgmma')
     if [ -n "${TWGMMA_NCU_METRICS:-}" ]; then
-      PYTHONPATH=build/python timeout -k 10 150 ncu --clock-control none --metrics "$TWGMMA_NCU_METRICS" -k "$regex" \
-        -s 1 -c 1 --page raw python3 /tmp/twgmma_ncu_call.py "$which" "$heads" "$rows" "$keys" > "$out/$name.log" 2>&1
-      stamp "ncu $name exit $?: $(grep -m1 'fused kernel' "$out/$name.log")"
+      what=(--metrics "$TWGMMA_NCU_METRICS" --page raw)
+    else
+      what=(--set full --import-source no -o "$out/$name" -f)
+    fi
+    PYTHONPATH=build/python timeout -k 10 150 ncu --clock-control none "${what[@]}" -k "$regex" -s 1 -c 1 \
+      python3 /tmp/twgmma_ncu_call.py "$which" "$heads" "$rows" "$keys" > "$out/$name.log" 2>&1
+    stamp "ncu $name exit $?: $(grep -m1 'fused kernel' "$out/$name.log")"
+    if [ -n "${TWGMMA_NCU_METRICS:-}" ]; then
       grep -E "^ +[a-z]+__" "$out/$name.log" | tee -a "$out/call.txt"
       continue
     fi
-    PYTHONPATH=build/python timeout -k 10 150 ncu --clock-control none --set full --import-source no -k "$regex" \
-      -s 1 -c 1 -o "$out/$name" -f python3 /tmp/twgmma_ncu_call.py "$which" "$heads" "$rows" "$keys" \
-      > "$out/$name.log" 2>&1
-    stamp "ncu $name exit $?: $(grep -m1 'fused kernel' "$out/$name.log")"
     ncu -i "$out/$name.ncu-rep" --page details > "$out/${name}_details.txt" 2>&1
     ncu -i "$out/$name.ncu-rep" --page source --csv --print-source sass > "$out/${name}_source.csv" 2> /dev/null
     python3 scripts/device/ncu_stalls.py "$out/${name}_source.csv" 30 > "$out/${name}_stalls.txt" 2>&1

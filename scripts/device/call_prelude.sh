@@ -41,7 +41,13 @@ wait_builds() {
   true
 }
 
+# Only the top call.txt stays out of the archive: a nested step's own call.txt (a script run with
+# OUT=$out/sub) goes in, since a folder left holding it made find's -delete fail and the archive
+# was never moved back (stop 56 lost a call's data that way).
 pack_out() {
-  (cd "$out" && tar czf "/tmp/$1.tgz" --exclude call.txt --exclude "$1.tgz" . &&
-     find . -mindepth 1 ! -name call.txt -delete && mv "/tmp/$1.tgz" .)
+  (cd "$out" || exit 1
+   tar czf "/tmp/$1.tgz" --exclude ./call.txt --exclude "./$1.tgz" . || exit 1
+   find . -mindepth 1 ! -type d ! -path ./call.txt -delete
+   find . -mindepth 1 -type d -empty -delete
+   mv "/tmp/$1.tgz" .)
 }

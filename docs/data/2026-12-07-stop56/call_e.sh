@@ -2,12 +2,13 @@
 # Stop 56's second device call (carry .gpu-deps .deepgemm .gpu-state): the claimed-units A/B that
 # stop 56's first call lost (its pack_out failed on a nested call.txt), on whatever card comes: the
 # fused path's A/B of claimed and claimed2 against the tree, mqa_logits' A/B of claimed2. On an H200
-# the owed decode side by side comes first, shortened (decode_h200_call.sh, CALL_BUDGET=270).
+# the owed decode side by side comes first, shortened (decode_h200_call.sh, CALL_BUDGET=270), unless
+# SKIP_DECODE is set (too little device time left for both).
 set -u
 n=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $n"
 mkdir -p "$OUT"
-if [[ $n == *H200* ]]; then
+if [[ $n == *H200* ]] && [ -z "${SKIP_DECODE:-}" ]; then
   mkdir -p "$OUT/decode"
   OUT=$OUT/decode CALL_BUDGET=270 bash scripts/device/decode_h200_call.sh > /tmp/decode_run.txt 2>&1
   cp /tmp/decode_run.txt "$OUT/decode/"

@@ -169,6 +169,13 @@ class Decode:
         return torch.arange(width, device="cuda")[None, :] < self.context_lens.reshape(-1, 1)
 
 
+def save(rows, path):
+    """Rewritten after every row, so that a run stopped at its time limit keeps the rows it timed."""
+    if path:
+        with open(path, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
 def run_row(problem, with_deep_gemm, rounds, with_metadata, with_baseline=False, graphs=False, host=False):
     row = {"floor_us": problem.floor_us}
     ours = problem.mqajit()
@@ -239,6 +246,7 @@ def main():
             row = run_row(problem, deep_gemm is not None, args.rounds, False, graphs=args.graphs, host=args.host_time)
             row.update(heads=heads, seq_len=seq_len, seq_len_kv=seq_len_kv, clean_logits=args.clean_logits)
             rows.append(row)
+            save(rows, args.json)
             print_row(f"{heads} {seq_len} {seq_len_kv}", row, False)
             del problem
     else:
@@ -256,12 +264,10 @@ def main():
                           host=args.host_time)
             row.update(heads=heads, next_n=next_n, batch=batch, context=context, clean_logits=args.clean_logits)
             rows.append(row)
+            save(rows, args.json)
             print_row(f"{heads} {next_n} {batch} {context}", row, True)
             del problem
             torch.cuda.empty_cache()
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
     ratios = [r["mqajit_us"] / r["deep_gemm_us"] for r in rows if "deep_gemm_us" in r]
     if ratios:
         print(f"geometric mean mqajit / DeepGEMM: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f} "

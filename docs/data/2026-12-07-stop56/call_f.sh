@@ -4,7 +4,7 @@
 # kernel beside the served one, counted by issue_bars.py. On any other card: the twgmma kernel's
 # SM balance on main, the metrics the first call took of the claimed build (twgmma_ncu.sh).
 set -u
-budget=300
+budget=${CALL_BUDGET:-240}
 source scripts/device/call_prelude.sh
 if [[ $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) != *H200* ]]; then
   OUT=$out/ncu TWGMMA_NCU_SHAPES="32 1024 8192;32 2048 32768" \

@@ -3,7 +3,8 @@
 # of the tree and of each version (scripts/device/prebuild_cli.sh VERSION...; carry .gpu-deps and
 # .gpu-state) run `bench --op mqa_topk` on a few S >= 1024 shapes, first all at once with --check
 # (every path checked exactly; each build compiles its kernels into its own cache), then timed in
-# turn, ROUNDS (3) rounds. Logs and JSON under $OUT.
+# turn, ROUNDS (3) rounds; topk_ab_summary.py then tabulates each build against the tree. Logs and
+# JSON under $OUT.
 #   scripts/device/topk_prebuilt_ab.sh VERSION...
 set -u
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"
@@ -26,3 +27,4 @@ for r in $(seq "${ROUNDS:-3}"); do
     stamp "$b round $r exit $?"
   done
 done
+python3 scripts/device/topk_ab_summary.py "$out" 2>&1 | tee -a "$out/summary.txt"

@@ -7,7 +7,8 @@
 #   TWGMMA_NCU_SHAPES="32 2048 32768;64 4096 32768" scripts/device/twgmma_ncu.sh
 # TWGMMA_NCU_METRICS="m1,m2,..." collects just those metrics (ncu's raw page) instead of the full
 # set: e.g. sm__cycles_active.min,sm__cycles_active.max,sm__cycles_active.avg for how evenly the
-# SMs are kept busy. (Written in stop 55, not yet run on a device.)
+# SMs are kept busy. Only the asked-for metrics' lines (and the grid and block sizes) reach
+# call.txt: ncu's raw page also lists some 200 device attributes a launch.
 # Everything comes back as $OUT/twgmma_ncu.tgz and $OUT/call.txt.
 set -u
 source scripts/device/call_prelude.sh
@@ -51,7 +52,8 @@ for shape in "${shapes[@]}"; do
       python3 /tmp/twgmma_ncu_call.py "$which" "$heads" "$rows" "$keys" > "$out/$name.log" 2>&1
     stamp "ncu $name exit $?: $(grep -m1 'fused kernel' "$out/$name.log")"
     if [ -n "${TWGMMA_NCU_METRICS:-}" ]; then
-      grep -E "^ +[a-z]+__" "$out/$name.log" | tee -a "$out/call.txt"
+      asked=$(tr ',' '\n' <<< "$TWGMMA_NCU_METRICS" | sed 's/\..*//' | sort -u | paste -sd'|')
+      grep -E "^ +(launch__grid_size|launch__block_size|$asked)[. ]" "$out/$name.log" | tee -a "$out/call.txt"
       continue
     fi
     ncu -i "$out/$name.ncu-rep" --page details > "$out/${name}_details.txt" 2>&1

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Stop 57's device call (carry .gpu-deps .deepgemm .gpu-state; .gpu-state from
+# `scripts/device/kernel_ab_version.sh flushlean wip/topk-flush-lean codegen` and
+# `scripts/device/prebuild_cli.sh flushlean`). On an H200: the owed decode side by side with
+# DeepGEMM (scripts/device/decode_h200_call.sh). On any other card (kind nvidia-h200 may lend an
+# H100): the A/B of docs/experiments/topk-flush-lean.patch against the tree with the prebuilt CLIs,
+# then the tree with the patch laid over it built and its top-k GPU tests run (ctest -L gpu -R topk,
+# test_gpu_topk.py), for landing it if the A/B says so. Everything comes back as $OUT/*.tgz and
+# $OUT/call.txt.
+set -u
+if [[ $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) == *H200* ]]; then
+  exec bash scripts/device/decode_h200_call.sh
+fi
+source scripts/device/call_prelude.sh
+OUT=$out/ab ROUNDS=3 timeout -k 5 200 bash scripts/device/topk_prebuilt_ab.sh flushlean > "$out/ab_run.txt" 2>&1
+stamp "A/B exit $?"
+sed -n '/^|/p' "$out/ab/summary.txt" | tee -a "$out/call.txt"
+source scripts/device/version_overlay.sh
+version_overlay flushlean /tmp/saved-tree
+OUT=/tmp/build-logs bash scripts/gpu_session.sh build > "$out/build_step.txt" 2>&1
+stamp "build with flushlean: $(tail -1 "$out/build_step.txt")"
+export MQAJIT_SYSTEM_DB=$(find "$PWD/build" -name system_tuning.db | head -1)
+timeout -k 10 150 ctest --test-dir build -L gpu -R topk --output-on-failure > "$out/ctest_topk.txt" 2>&1
+stamp "ctest topk exit $?: $(grep -E 'tests passed|tests failed' "$out/ctest_topk.txt")"
+(cd python/tests && PYTHONPATH=../../build/python timeout -k 10 150 python3 -m pytest -q test_gpu_topk.py > "$out/py_topk.txt" 2>&1)
+stamp "pytest test_gpu_topk.py exit $?: $(tail -1 "$out/py_topk.txt")"
+version_restore /tmp/saved-tree
+pack_out flushlean_ab
+stamp done

@@ -6,9 +6,9 @@
 # H100): the A/B of docs/experiments/topk-flush-lean.patch against the tree with the prebuilt CLIs,
 # then the tree with the patch laid over it built and its top-k GPU tests run (ctest -L gpu -R topk,
 # test_gpu_topk.py), for landing it if the A/B says so. Everything comes back as $OUT/*.tgz and
-# $OUT/call.txt.
+# $OUT/call.txt. AB_ONLY=1: the A/B and tests on an H200 too (a second call on a warm machine).
 set -u
-if [[ $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) == *H200* ]]; then
+if [ -z "${AB_ONLY:-}" ] && [[ $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) == *H200* ]]; then
   exec bash scripts/device/decode_h200_call.sh
 fi
 source scripts/device/call_prelude.sh

@@ -4,7 +4,7 @@
 # `scripts/device/prebuild_cli.sh flushlean`). On an H200: the owed decode side by side with
 # DeepGEMM (scripts/device/decode_h200_call.sh). On any other card (kind nvidia-h200 may lend an
 # H100): the A/B of docs/experiments/topk-flush-lean.patch against the tree with the prebuilt CLIs,
-# then the tree with the patch laid over it built and its top-k GPU tests run (ctest -L gpu -R topk,
+# then, if it gains 1% or more, the tree with the patch laid over it built and its top-k GPU tests run (ctest -L gpu -R topk,
 # test_gpu_topk.py), for landing it if the A/B says so. Everything comes back as $OUT/*.tgz and
 # $OUT/call.txt. AB_ONLY=1: the A/B and tests on an H200 too (a second call on a warm machine).
 set -u
@@ -14,7 +14,14 @@ fi
 source scripts/device/call_prelude.sh
 OUT=$out/ab ROUNDS=3 timeout -k 5 200 bash scripts/device/topk_prebuilt_ab.sh flushlean > "$out/ab_run.txt" 2>&1
 stamp "A/B exit $?"
-sed -n '/^|/p' "$out/ab/summary.txt" | tee -a "$out/call.txt"
+sed -n '/^|/p;/geometric mean/p' "$out/ab/summary.txt" | tee -a "$out/call.txt"
+# The tests are what landing it needs: not worth the device time unless it gains 1% or more.
+geomean=$(sed -n 's/^flushlean: geometric mean over the tree \([0-9.]*\).*/\1/p' "$out/ab/summary.txt")
+if ! awk -v g="${geomean:-9}" 'BEGIN { exit !(g < 0.99) }'; then
+  stamp "flushlean geometric mean ${geomean:-none}: no tests"
+  pack_out flushlean_ab
+  exit 0
+fi
 source scripts/device/version_overlay.sh
 version_overlay flushlean /tmp/saved-tree
 OUT=/tmp/build-logs bash scripts/gpu_session.sh build > "$out/build_step.txt" 2>&1

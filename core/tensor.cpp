@@ -71,6 +71,9 @@ TensorView TensorView::strided(const void* data, DType dtype, std::initializer_l
 }
 
 std::string TensorView::describe() const {
+    // rank is a public field: a view with a rank no TensorView can have says so, and reads nothing past its arrays.
+    if (rank < 0 || rank > kMaxRank) return fmt::format("{} view of rank {} (a TensorView has 0 to {} dimensions)",
+                                                        to_string(dtype), rank, kMaxRank);
     auto dims = std::span(shape.data(), static_cast<std::size_t>(rank));
     auto steps = std::span(strides.data(), static_cast<std::size_t>(rank));
     return fmt::format("{}[{}] strides [{}]", to_string(dtype), fmt::join(dims, ", "), fmt::join(steps, ", "));

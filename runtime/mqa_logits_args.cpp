@@ -1,5 +1,6 @@
 #include "runtime/mqa_logits_args.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <utility>
@@ -18,7 +19,12 @@ void check_dense_inner(const TensorView& t, const char* name) {
 // logits is float32 or bfloat16, [S, N] or, with compressed rows, [S, max_seqlen_k].
 void check_logits(const TensorView& logits, int max_seqlen_k, bool clean_logits) {
     const char* layout = max_seqlen_k > 0 ? "[S, max_seqlen_k]" : "[S, N]";
-    MQAJIT_CHECK(logits.data != nullptr, "logits is a null pointer; pass device memory holding float32 {}", layout);
+    MQAJIT_CHECK(logits.rank >= 0 && logits.rank <= TensorView::kMaxRank,
+                 "logits has rank {}; a TensorView has 0 to {} dimensions", logits.rank, TensorView::kMaxRank);
+    const bool empty = std::any_of(logits.shape.begin(), logits.shape.begin() + logits.rank,
+                                   [](std::int64_t size) { return size == 0; });
+    MQAJIT_CHECK(logits.data != nullptr || empty, "logits is a null pointer; pass device memory holding float32 {}",
+                 layout);
     MQAJIT_CHECK(logits.dtype == DType::float32 || logits.dtype == DType::bfloat16,
                  "logits has dtype {}; it must be float32 (or bfloat16) {}", to_string(logits.dtype), layout);
     MQAJIT_CHECK(max_seqlen_k >= 0, "max_seqlen_k is {}; it must be 0 (dense [S, N] rows) or a positive count",
@@ -30,6 +36,10 @@ void check_logits(const TensorView& logits, int max_seqlen_k, bool clean_logits)
     MQAJIT_CHECK(logits.rank == 2, "logits has {} dimensions ({}); it must be {} {}", logits.rank, logits.describe(),
                  to_string(logits.dtype), layout);
     for (int dim = 0; dim < 2; ++dim) {
+        MQAJIT_CHECK(logits.size(dim) != 0,
+                     "logits is {}: dimension {} is empty; mqajit takes no empty problems (skip the call when there "
+                     "is nothing to compute)",
+                     logits.describe(), dim);
         MQAJIT_CHECK(logits.size(dim) >= 1 && logits.size(dim) <= kMaxIndex,
                      "logits dimension {} is {}; sizes must be 1 to {}", dim, logits.size(dim), kMaxIndex);
     }
@@ -42,9 +52,14 @@ bool aligned(const void* pointer, std::uintptr_t bytes) {
 
 }  // namespace
 
-MqaLogitsArgs make_mqa_logits_args(const TensorView& q, const TensorView& kv, const TensorView& kv_scales,
-                                   const TensorView& weights, const TensorView& cu_starts, const TensorView& cu_ends,
-                                   const TensorView& logits, bool clean_logits, int max_seqlen_k) {
+MqaLogitsArgs make_mqa_logits_args(const TensorView& q_in, const TensorView& kv_in, const TensorView& kv_scales_in,
+                                   const TensorView& weights_in, const TensorView& cu_starts_in,
+                                   const TensorView& cu_ends_in, const TensorView& logits_in, bool clean_logits,
+                                   int max_seqlen_k) {
+    const TensorView q = with_dense_unit_strides(q_in), kv = with_dense_unit_strides(kv_in);
+    const TensorView kv_scales = with_dense_unit_strides(kv_scales_in), weights = with_dense_unit_strides(weights_in);
+    const TensorView cu_starts = with_dense_unit_strides(cu_starts_in), cu_ends = with_dense_unit_strides(cu_ends_in);
+    const TensorView logits = with_dense_unit_strides(logits_in);
     check_tensor(q, "q", DType::float8_e4m3, 3, "[S, H, D]");
     check_tensor(kv, "kv", DType::float8_e4m3, 2, "[N, D]");
     check_tensor(kv_scales, "kv_scales", DType::float32, 1, "[N]");

@@ -37,14 +37,19 @@ int check_outputs(const TensorView& indices, const TensorView& values, const Ten
     check_size(indices, "indices", 0, seq_len, "S from q");
     MQAJIT_CHECK(indices.stride(1) == 1 && indices.stride(0) >= k,
                  "indices is {}: k must be dense and rows must not overlap (row stride >= k)", indices.describe());
+    MQAJIT_CHECK(reinterpret_cast<std::uintptr_t>(indices.data) % 4 == 0, "indices must be 4-byte aligned (got {})",
+                 indices.data);
     if (values.data != nullptr) {
         check_tensor(values, "values", DType::float32, 2, "[S, k]");
         check_size(values, "values", 0, seq_len, "S from q");
         check_size(values, "values", 1, k, "k from indices");
         MQAJIT_CHECK(values.stride(1) == 1 && values.stride(0) >= k,
                      "values is {}: k must be dense and rows must not overlap (row stride >= k)", values.describe());
+        MQAJIT_CHECK(reinterpret_cast<std::uintptr_t>(values.data) % 4 == 0, "values must be 4-byte aligned (got {})",
+                     values.data);
     }
-    check_tensor(workspace, "workspace", DType::uint8, 1, "[bytes]");
+    // Any size mqa_topk_workspace_bytes() gives: the workspace is addressed in int64 throughout.
+    check_tensor(workspace, "workspace", DType::uint8, 1, "[bytes]", std::int64_t{1} << 62);
     MQAJIT_CHECK(workspace.stride(0) == 1, "workspace is {}: it must be dense", workspace.describe());
     MQAJIT_CHECK(reinterpret_cast<std::uintptr_t>(workspace.data) % 16 == 0,
                  "workspace must start on a 16-byte boundary");
@@ -73,9 +78,14 @@ std::int64_t mqa_topk_workspace_bytes(std::int64_t seq_len, std::int64_t seq_len
     return std::clamp<std::int64_t>(max_bytes / row_bytes, 1, seq_len) * row_bytes;
 }
 
-void mqa_topk(const TensorView& q, const TensorView& kv, const TensorView& kv_scales, const TensorView& weights,
-              const TensorView& cu_starts, const TensorView& cu_ends, const TensorView& indices,
-              const TensorView& values, const TensorView& workspace, const MqaTopkOptions& options) {
+void mqa_topk(const TensorView& q_in, const TensorView& kv_in, const TensorView& kv_scales_in,
+              const TensorView& weights_in, const TensorView& cu_starts_in, const TensorView& cu_ends_in,
+              const TensorView& indices_in, const TensorView& values_in, const TensorView& workspace,
+              const MqaTopkOptions& options) {
+    const TensorView q = with_dense_unit_strides(q_in), kv = with_dense_unit_strides(kv_in);
+    const TensorView kv_scales = with_dense_unit_strides(kv_scales_in), weights = with_dense_unit_strides(weights_in);
+    const TensorView cu_starts = with_dense_unit_strides(cu_starts_in), cu_ends = with_dense_unit_strides(cu_ends_in);
+    const TensorView indices = with_dense_unit_strides(indices_in), values = with_dense_unit_strides(values_in);
     MQAJIT_CHECK(options.num_sms >= 0, "options.num_sms must be 0 (all) or a positive count; got {}", options.num_sms);
     check_tensor(q, "q", DType::float8_e4m3, 3, "[S, H, D]");
     check_tensor(kv, "kv", DType::float8_e4m3, 2, "[N, D]");

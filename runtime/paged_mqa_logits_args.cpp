@@ -15,9 +15,14 @@ bool aligned(const void* pointer, std::uintptr_t bytes) {
 
 }  // namespace
 
-PagedMqaLogitsArgs make_paged_mqa_logits_args(const TensorView& q, const TensorView& kv_cache, const TensorView& weights,
-                                              const TensorView& context_lens, const TensorView& block_table,
-                                              const TensorView& logits, bool clean_logits) {
+PagedMqaLogitsArgs make_paged_mqa_logits_args(const TensorView& q_in, const TensorView& kv_cache_in,
+                                              const TensorView& weights_in, const TensorView& context_lens_in,
+                                              const TensorView& block_table_in, const TensorView& logits_in,
+                                              bool clean_logits) {
+    const TensorView q = with_dense_unit_strides(q_in), kv_cache = with_dense_unit_strides(kv_cache_in);
+    const TensorView weights = with_dense_unit_strides(weights_in);
+    const TensorView context_lens = with_dense_unit_strides(context_lens_in);
+    const TensorView block_table = with_dense_unit_strides(block_table_in), logits = with_dense_unit_strides(logits_in);
     check_tensor(q, "q", DType::float8_e4m3, 4, "[B, next_n, H, D]");
     check_tensor(kv_cache, "kv_cache", DType::uint8, 4, "[num_blocks, block_kv, 1, D + 4]");
     check_tensor(weights, "weights", DType::float32, 2, "[B * next_n, H]");
@@ -68,7 +73,9 @@ PagedMqaLogitsArgs make_paged_mqa_logits_args(const TensorView& q, const TensorV
                  weights.describe(), h);
     MQAJIT_CHECK(context_lens.stride(context_lens.rank - 1) == 1 &&
                      (context_lens.rank == 1 || context_lens.stride(0) >= next_n),
-                 "context_lens is {}: its last dimension must be dense", context_lens.describe());
+                 "context_lens is {}: its last dimension must be dense and its rows must not overlap (row stride >= "
+                 "next_n = {})",
+                 context_lens.describe(), next_n);
     MQAJIT_CHECK(block_table.stride(1) == 1, "block_table is {}: its last dimension must be dense",
                  block_table.describe());
     MQAJIT_CHECK(logits.stride(1) == 1 && logits.stride(0) >= max_context_len,
@@ -80,8 +87,11 @@ PagedMqaLogitsArgs make_paged_mqa_logits_args(const TensorView& q, const TensorV
     MQAJIT_CHECK(aligned(weights.data, 4) && aligned(context_lens.data, 4) && aligned(block_table.data, 4) &&
                      aligned(logits.data, 4),
                  "weights, context_lens, block_table and logits must be 4-byte aligned");
-    MQAJIT_CHECK(max_context_len <= kMaxIndex && b * next_n <= kMaxIndex,
-                 "logits is {}: at most {} rows and columns (int32 indices)", logits.describe(), kMaxIndex);
+    // NOTES: the kernels round a context up to whole 128-key tiles in int32, hence the margin.
+    constexpr std::int64_t kMaxContextLen = kMaxIndex - 255;
+    MQAJIT_CHECK(max_context_len <= kMaxContextLen && b * next_n <= kMaxIndex,
+                 "logits is {}: at most {} rows and {} columns (int32 indices)", logits.describe(), kMaxIndex,
+                 kMaxContextLen);
 
     PagedMqaLogitsArgs args;
     args.shape = PagedProblemShape{.batch = static_cast<int>(b),

@@ -1,23 +1,43 @@
 #include "runtime/tensor_checks.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "core/check.hpp"
 
 namespace mqajit {
 
-void check_tensor(const TensorView& t, const char* name, DType dtype, int rank, const char* layout) {
-    MQAJIT_CHECK(t.data != nullptr, "{} is a null pointer; pass device memory holding {} {}", name, to_string(dtype),
-                 layout);
+void check_tensor(const TensorView& t, const char* name, DType dtype, int rank, const char* layout,
+                  std::int64_t max_size) {
+    MQAJIT_CHECK(t.rank >= 0 && t.rank <= TensorView::kMaxRank, "{} has rank {}; a TensorView has 0 to {} dimensions",
+                 name, t.rank, TensorView::kMaxRank);
+    const bool empty = std::any_of(t.shape.begin(), t.shape.begin() + t.rank, [](std::int64_t size) { return size == 0; });
+    MQAJIT_CHECK(t.data != nullptr || empty, "{} is a null pointer; pass device memory holding {} {}", name,
+                 to_string(dtype), layout);
     MQAJIT_CHECK(t.dtype == dtype, "{} has dtype {}; it must be {} {}", name, to_string(t.dtype), to_string(dtype),
                  layout);
     MQAJIT_CHECK(t.rank == rank, "{} has {} dimensions ({}); it must be {} {}", name, t.rank, t.describe(),
                  to_string(dtype), layout);
     for (int dim = 0; dim < rank; ++dim) {
-        MQAJIT_CHECK(t.size(dim) >= 1 && t.size(dim) <= kMaxIndex, "{} dimension {} is {}; sizes must be 1 to {}",
-                     name, dim, t.size(dim), kMaxIndex);
+        MQAJIT_CHECK(t.size(dim) != 0,
+                     "{} is {}: dimension {} is empty; mqajit takes no empty problems (skip the call when there is "
+                     "nothing to compute)",
+                     name, t.describe(), dim);
+        MQAJIT_CHECK(t.size(dim) >= 1 && t.size(dim) <= max_size, "{} dimension {} is {}; sizes must be 1 to {}",
+                     name, dim, t.size(dim), max_size);
     }
     check_addressable(t, name);
+}
+
+TensorView with_dense_unit_strides(TensorView t) {
+    if (t.rank < 1 || t.rank > TensorView::kMaxRank) return t;  // check_tensor says what is wrong with it
+    for (int dim = t.rank - 1; dim >= 0; --dim) {
+        if (t.shape[dim] != 1) continue;
+        std::int64_t dense = 1;
+        if (dim + 1 < t.rank && __builtin_mul_overflow(t.strides[dim + 1], t.shape[dim + 1], &dense)) continue;
+        t.strides[dim] = dense;
+    }
+    return t;
 }
 
 void check_addressable(const TensorView& t, const char* name) {

@@ -12,13 +12,20 @@ namespace mqajit {
 // Sizes and counts the kernels index with int32.
 inline constexpr std::int64_t kMaxIndex = std::numeric_limits<std::int32_t>::max();
 
-// Not null, of `dtype` and `rank`, every size 1 to kMaxIndex, addressable (check_addressable);
-// `layout` is what the message calls the expected shape, e.g. "[S, H, D]".
-void check_tensor(const TensorView& t, const char* name, DType dtype, int rank, const char* layout);
+// Not null, of `dtype` and `rank`, every size 1 to max_size, addressable (check_addressable);
+// `layout` is what the message calls the expected shape, e.g. "[S, H, D]". An empty tensor (a size
+// of 0; torch gives those a null data pointer) is refused for its size, not as a null pointer.
+void check_tensor(const TensorView& t, const char* name, DType dtype, int rank, const char* layout,
+                  std::int64_t max_size = kMaxIndex);
 // The view's elements lie within 2^62 bytes of its first (sizes at least 1), so every offset the
 // host or a kernel computes in int64 from its sizes and strides, in elements or bytes, stays
 // representable.
 void check_addressable(const TensorView& t, const char* name);
+// `t` with the stride of every size-1 dimension set to what a dense layout gives it (1 for the
+// last dimension, else the next dimension's stride times its size). Such a stride never addresses
+// memory, and torch leaves it free: a contiguous [1, H, D] tensor may have strides [D, D, 1], a
+// column of an [S, 2] tensor at S = 1 stride 2. The entry points check and use views made so.
+TensorView with_dense_unit_strides(TensorView t);
 // Dimension `dim` of `t` equals `expected`, which `what` names ("H from q").
 void check_size(const TensorView& t, const char* name, int dim, std::int64_t expected, const char* what);
 

@@ -199,3 +199,41 @@ TEST_CASE("mqa_logits: a negative num_sms is refused before anything else happen
     }
     CHECK(message.find("options.num_sms must be 0 (all) or a positive count; got -1") != std::string::npos);
 }
+
+TEST_CASE("mqa_logits args: strides of size-1 dimensions address nothing and are taken as dense") {
+    // torch's contiguous [1, H, D] may have strides [D, D, 1]; a column of an [S, 2] tensor has stride 2.
+    Args a;
+    a.q = TensorView::strided(fake(1), DType::float8_e4m3, {1, 32, 128}, {128, 128, 1});
+    a.weights = TensorView::strided(fake(4), DType::float32, {1, 32}, {1, 1});
+    a.cu_starts = TensorView::strided(fake(5), DType::int32, {1}, {2});
+    a.cu_ends = TensorView::strided(fake(6), DType::int32, {1}, {2});
+    a.logits = TensorView::strided(fake(7), DType::float32, {1, 100}, {7, 1});
+    const MqaLogitsArgs args = a.make();
+    CHECK(args.params.q_stride_s == 32 * 128);  // what the q tensor map describes, even for one row
+    CHECK(args.params.weights_stride_s == 32);
+    CHECK(args.params.logits_stride_s == 100);
+    // A size-1 dimension inside the view still has to be what the kernel reads: q's heads stay checked.
+    a.q = TensorView::strided(fake(1), DType::float8_e4m3, {1, 32, 128}, {8192, 256, 1});
+    CHECK(error_of(a).find("heads of one query must be contiguous") != std::string::npos);
+}
+
+TEST_CASE("mqa_logits args: empty tensors and impossible views get messages, not crashes") {
+    ErrorKind kind{};
+    Args a;
+    a.q = TensorView::contiguous(nullptr, DType::float8_e4m3, {0, 32, 128});  // torch's empty tensor: no data
+    std::string message = error_of(a, &kind);
+    CHECK(message.find("q is float8_e4m3[0, 32, 128]") != std::string::npos);
+    CHECK(message.find("dimension 0 is empty") != std::string::npos);
+    CHECK(kind == ErrorKind::invalid_argument);
+    a = Args{};
+    a.logits = TensorView::contiguous(nullptr, DType::float32, {4, 0});
+    CHECK(error_of(a).find("logits is float32[4, 0]") != std::string::npos);
+    for (int rank : {-1, 5, 7}) {
+        a = Args{};
+        a.kv.rank = rank;
+        message = error_of(a, &kind);
+        CHECK(message.find("kv has rank " + std::to_string(rank)) != std::string::npos);
+        CHECK(kind == ErrorKind::invalid_argument);
+        CHECK(a.kv.describe().find("view of rank " + std::to_string(rank)) != std::string::npos);
+    }
+}

@@ -91,6 +91,10 @@ TEST_CASE("mqa_topk: bad arguments are rejected before launch, saying what is wr
         {[](Args& a) { a.workspace = TensorView::contiguous(fake(9), DType::uint8, {399}); },
          "one row of logits over N = 100 keys needs 400"},
         {[](Args& a) { a.workspace.data = static_cast<char*>(fake(9)) + 4; }, "16-byte boundary"},
+        {[](Args& a) { a.indices.data = static_cast<char*>(fake(7)) + 1; }, "indices must be 4-byte aligned"},
+        {[](Args& a) { a.values.data = static_cast<char*>(fake(8)) + 2; }, "values must be 4-byte aligned"},
+        {[](Args& a) { a.indices = TensorView::contiguous(nullptr, DType::int32, {4, 0}); },
+         "dimension 1 is empty"},
         {[](Args& a) { a.workspace = TensorView::contiguous(fake(9), DType::float32, {100}); },
          "workspace has dtype float32"},
         // The scores' operands are checked as mqa_logits checks them.
@@ -157,4 +161,18 @@ TEST_CASE("mqa_topk: the path rule takes the fused path where its twin exists, t
     query = long_rows;
     query.kv_rows_aligned = false;
     unavailable(query, "16-byte");
+}
+
+TEST_CASE("mqa_topk: a workspace of 2 GiB or more, as mqa_topk_workspace_bytes() gives, passes the checks") {
+    // S = 4096 over 2^20 keys with 8 GiB offered: the size is past int32, and every use of it is int64.
+    const std::int64_t bytes = mqa_topk_workspace_bytes(4096, std::int64_t{1} << 20, 2048, std::int64_t{8} << 30);
+    REQUIRE(bytes > std::int64_t{1} << 31);
+    Args a;
+    a.workspace = TensorView::contiguous(fake(9), DType::uint8, {bytes});
+    ErrorKind kind{};
+    const std::string message = error_of(a, &kind);
+    INFO(message);
+    // Past the checks the call needs a device, which this test does not have (or runs on fake addresses).
+    CHECK(message.find("workspace") == std::string::npos);
+    CHECK(kind != ErrorKind::invalid_argument);
 }

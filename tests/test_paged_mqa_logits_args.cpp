@@ -202,3 +202,33 @@ TEST_CASE("paged_mqa_logits args: a call whose cache blocks would overflow the k
     a.block_table = TensorView::contiguous(fake(5), DType::int32, {batch / 2, blocks});
     CHECK(error_of(a).empty());
 }
+
+TEST_CASE("paged_mqa_logits args: strides of size-1 dimensions are taken as dense, and the widest context is bounded") {
+    // next_n = 1 from a [B, H, D] tensor unsqueezed: dimension 1's stride is whatever torch left.
+    Args a;
+    a.q = TensorView::strided(fake(1), DType::float8_e4m3, {3, 1, 64, 128}, {64 * 128, 1, 128, 1});
+    a.weights = TensorView::contiguous(fake(3), DType::float32, {3, 64});
+    a.context_lens = TensorView::strided(fake(4), DType::int32, {3, 1}, {1, 5});
+    a.logits = TensorView::strided(fake(6), DType::float32, {3, 250}, {256, 1});
+    const PagedMqaLogitsArgs args = a.make();
+    CHECK(args.params.next_n == 1);
+    CHECK(args.params.q_stride_b == 64 * 128);
+    CHECK(args.params.context_lens_stride == 1);
+
+    // 2-D context lens whose rows overlap: the message says so.
+    a = Args{};
+    a.context_lens = TensorView::strided(fake(4), DType::int32, {3, 2}, {1, 1});
+    CHECK(rejected(a, "rows must not overlap (row stride >= next_n = 2)"));
+
+    // The kernels round a context up to whole tiles in int32: a width within 255 of 2^31 is refused.
+    constexpr std::int64_t widest = std::numeric_limits<std::int32_t>::max() - 255;
+    a = Args{};
+    a.q = TensorView::contiguous(fake(1), DType::float8_e4m3, {1, 1, 64, 128});
+    a.weights = TensorView::contiguous(fake(3), DType::float32, {1, 64});
+    a.context_lens = TensorView::contiguous(fake(4), DType::int32, {1});
+    a.block_table = TensorView::contiguous(fake(5), DType::int32, {1, widest / 64 + 2});
+    a.logits = TensorView::contiguous(fake(6), DType::float32, {1, widest + 1});
+    CHECK(rejected(a, "at most 2147483647 rows and 2147483392 columns"));
+    a.logits = TensorView::contiguous(fake(6), DType::float32, {1, widest});
+    CHECK(error_of(a).empty());
+}

@@ -30,11 +30,15 @@ def _call(function_name, q, kv_cache, weights, context_lens, block_table, max_co
     device = _views.device_of_q(q, "a float8_e4m3fn CUDA tensor [B, next_n, H, D]")
     views = [_views.view_of(name, tensor, device) for name, tensor in zip(_NAMES, tensors)]
     max_context_len = operator.index(max_context_len)
-    if max_context_len < 0:
-        raise ValueError(f"max_context_len is {max_context_len}; pass the logits' width, at least every context length")
+    if max_context_len < 1:
+        raise ValueError(f"max_context_len is {max_context_len}; pass the logits' width, at least every context length "
+                         "and at least 1")
+    if out is not None and len(out.shape) == 2 and out.shape[1] != max_context_len:
+        raise ValueError(f"out has {out.shape[1]} columns but max_context_len is {max_context_len}; pass an out of "
+                         "max_context_len columns")
     if out is None:
         rows = q.shape[0] * q.shape[1] if len(q.shape) >= 2 else 1  # the library says what is wrong with q
-        row_stride = _mqajit.logits_row_stride(max(max_context_len, 1), 4)
+        row_stride = _mqajit.logits_row_stride(max_context_len, 4)
         out = hooks.empty_strided((rows, max_context_len), (row_stride, 1), dtype=hooks.float32, device=device)
     views.append(_views.view_of("paged_out", out, device))
     stream = hooks.current_raw_stream(device.index)

@@ -28,12 +28,20 @@ def _outputs(hooks, out, rows, k, return_logits, device):
         logits = hooks.empty_strided((rows, k), (k, 1), dtype=hooks.float32, device=device) if return_logits else None
         return indices, logits
     if return_logits:
-        if not isinstance(out, tuple) or len(out) != 2:
-            raise ValueError(f"out is {type(out).__name__}; with return_logits=True pass {_EXPECTED_OUT}")
-        return out
-    if isinstance(out, tuple):
+        if not isinstance(out, tuple) or len(out) != 2 or out[0] is None or out[1] is None:
+            what = "a tuple holding None" if isinstance(out, tuple) and len(out) == 2 else type(out).__name__
+            raise ValueError(f"out is {what}; with return_logits=True pass {_EXPECTED_OUT}")
+        indices, logits = out
+    elif isinstance(out, tuple):
         raise ValueError(f"out is a tuple; without return_logits pass {_EXPECTED_OUT}")
-    return out, None
+    else:
+        indices, logits = out, None
+    # The workspace is sized for k: an out of another width would run with its width instead.
+    for name, tensor in (("out", indices), ("out's logits", logits)):
+        shape = getattr(tensor, "shape", None)
+        if shape is not None and len(shape) == 2 and shape[1] != k:
+            raise ValueError(f"{name} has {shape[1]} columns but k is {k}; pass an out of k columns")
+    return indices, logits
 
 
 def mqa_topk(q, kv, weights, cu_starts, cu_ends, k=2048, out=None, *, sorted=False, return_logits=False,

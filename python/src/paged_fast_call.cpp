@@ -58,7 +58,7 @@ struct PagedScalars {
 bool read_scalars(PyObject* const* args, PagedScalars& scalars) {
     if (!PyLong_Check(args[kMaxContextLen])) return false;
     const long width = PyLong_AsLong(args[kMaxContextLen]);
-    // NOTES: 0 goes to the checked path too, which pads an empty row to one column's stride.
+    // 0 goes to the checked path too, which refuses it.
     if ((width == -1 && PyErr_Occurred()) || width <= 0 || width > INT_MAX) return false;
     scalars.max_context_len = static_cast<int>(width);
     const int clean = PyObject_IsTrue(args[kCleanLogits]);
@@ -107,7 +107,9 @@ Outcome try_fast(PyObject* const* args, Owned& result) {
                                                   logits);
         if (allocated != Outcome::done) return allocated;
     } else {
-        if (!read_cuda_tensor(hooks, args[kOut], tensors[kNumTensors]) || tensors[kNumTensors].device != device) {
+        // An out whose width is not max_context_len: the checked path says so.
+        if (!read_cuda_tensor(hooks, args[kOut], tensors[kNumTensors]) || tensors[kNumTensors].device != device ||
+            logits.rank != 2 || logits.shape[1] != scalars.max_context_len) {
             return Outcome::checked_path;
         }
         out = Owned::borrow(args[kOut]);

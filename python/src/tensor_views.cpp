@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/check.hpp"
@@ -16,14 +18,26 @@ namespace py = pybind11;
 
 constexpr DType kAllDTypes[] = {DType::float8_e4m3, DType::float32, DType::int32, DType::bfloat16, DType::uint8};
 
+// What each tensor the bindings take must hold, for the message on a dtype mqajit has no name for.
+std::string_view expected_dtype(std::string_view name) {
+    static constexpr std::pair<std::string_view, std::string_view> kExpected[] = {
+        {"q", "float8_e4m3 (torch.float8_e4m3fn)"}, {"kv", "float8_e4m3 (torch.float8_e4m3fn)"},
+        {"kv_scales", "float32"}, {"weights", "float32"}, {"cu_starts", "int32"}, {"cu_ends", "int32"},
+        {"logits", "float32 (mqa_logits: or bfloat16)"}, {"indices", "int32"}, {"values", "float32"},
+        {"workspace", "uint8"}, {"kv_cache", "uint8"}, {"context_lens", "int32"}, {"block_table", "int32"}};
+    for (const auto& [tensor, dtype] : kExpected) {
+        if (tensor == name) return dtype;
+    }
+    return {};
+}
+
 DType dtype_from(const char* name, const std::string& text) {
     for (DType dtype : kAllDTypes) {
         if (to_string(dtype) == text) return dtype;
     }
-    MQAJIT_FAIL(invalid_argument,
-                "{} has dtype {}, which mqajit does not take: q and kv are float8_e4m3 (torch.float8_e4m3fn), "
-                "kv_scales and weights float32, cu_starts and cu_ends int32, logits float32 (or bfloat16)",
-                name, text);
+    const std::string_view expected = expected_dtype(name);
+    MQAJIT_CHECK(expected.empty(), "{} has dtype {}; it must be {}", name, text, expected);
+    MQAJIT_FAIL(invalid_argument, "{} has dtype {}, which mqajit does not take", name, text);
 }
 
 std::string repr_text(py::handle object) { return py::repr(object).cast<std::string>(); }

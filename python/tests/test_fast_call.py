@@ -134,7 +134,7 @@ HANDED_OVER = [
     (dict(kv_scales=object()), "kv_scales is not a torch tensor"),
     (dict(cu_starts=FakeTensor(INT32, (S,), device=CPU)), "cu_starts is on cpu"),
     (dict(weights=FakeTensor(FLOAT32, (S, H), device=CUDA1)), "weights is on cuda:1 but q is on cuda:0"),
-    (dict(kv=FakeTensor(FLOAT16, (N, D))), "kv has dtype float16, which mqajit does not take"),
+    (dict(kv=FakeTensor(FLOAT16, (N, D))), "kv has dtype float16; it must be float8_e4m3"),
     (dict(kv=FakeTensor(INT8, (N, D))), "packed FP4"),
 ]
 

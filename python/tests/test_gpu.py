@@ -191,6 +191,23 @@ def test_padded_out_rows_are_used_and_their_padding_left_alone():
     check(allocated, expected)
 
 
+@pytest.mark.parametrize("variant", [None, "baseline"]) if pytest else (lambda f: f)
+def test_one_row_with_the_strides_torch_leaves_free_on_size_1_dimensions(variant):
+    # torch counts a [1, H, D] tensor with strides (D, D, 1) as contiguous, and a column of an [S, 2]
+    # tensor has stride 2: the library takes such strides as dense (the q tensor map among them).
+    problem = Problem(1, 32, 3000, "random", seed=13)
+    expected, _ = torch_reference(problem)
+    problem.q = problem.q.reshape(32, 1, D).transpose(0, 1)
+    problem.weights = problem.weights.reshape(32, 1).t()
+    windows = torch.stack([problem.cu_starts, problem.cu_ends], dim=1)
+    problem.cu_starts, problem.cu_ends = windows[:, 0], windows[:, 1]
+    assert problem.q.stride() == (D, D, 1) and problem.weights.stride() == (1, 1) and problem.cu_starts.stride() == (2,)
+    out = torch.full((1, 3000), math.nan, device="cuda")
+    mqajit.mqa_logits(*problem.arguments(), out=out, variant=variant)
+    torch.cuda.synchronize()
+    check(out, expected)
+
+
 def test_without_clean_logits_the_window_values_match():
     problem = Problem(64, 32, 2048, "random", seed=9)
     expected, inside = torch_reference(problem, clean_logits=False)

@@ -62,6 +62,16 @@ def test_dtype_mqajit_lacks_is_a_value_error_saying_what_it_takes():
                  "kv has dtype bfloat16; it must be float8_e4m3")
 
 
+def test_a_dtype_mqajit_lacks_gets_what_that_tensor_must_be():
+    expect_error(ValueError, call_with(cu_starts=(0x500000, "int64", (S,), (1,))), "cu_starts has dtype int64; it must be int32")
+    expect_error(ValueError, lambda: _mqajit.paged_mqa_logits(
+        q=(0x100000, "float8_e4m3", (1, 1, H, D), (H * D, H * D, D, 1)),
+        kv_cache=(0x200000, "int8", (1, 64, 1, D + 4), (64 * (D + 4), D + 4, D + 4, 1)),
+        weights=(0x300000, "float32", (1, H), (H, 1)), context_lens=(0x400000, "int64", (1,), (1,)),
+        block_table=(0x500000, "int32", (1, 1), (1, 1)), logits=(0x600000, "float32", (1, 64), (64, 1))),
+        "kv_cache has dtype int8; it must be uint8")
+
+
 def test_bf16_logits_and_compressed_rows_pass_the_checks_and_bad_ones_do_not():
     if mqajit.runtime_status().gpu_available:
         skip("a GPU is present: made-up addresses must not reach a kernel")

@@ -94,6 +94,13 @@ def test_the_torch_wrapper_says_what_is_missing_or_misplaced():
                                                                                                    device=CPU)),
                                                              max_context_len=10), "context_lens is on cpu")
     expect_error(ValueError, lambda: mqajit.paged_mqa_logits(**fake_problem(), max_context_len=-1), "max_context_len")
+    expect_error(ValueError, lambda: mqajit.paged_mqa_logits(**fake_problem(), max_context_len=0),
+                 "max_context_len is 0", "at least 1")
+    # An out of another width would be written at its own width, whatever max_context_len says.
+    for width in (1, MAX_CONTEXT):
+        out = FakeTensor(FLOAT32, (B * NEXT_N, 100))
+        expect_error(ValueError, lambda: mqajit.paged_mqa_logits(**fake_problem(), max_context_len=width, out=out),
+                     f"out has 100 columns but max_context_len is {width}")
     expect_error(ValueError, lambda: mqajit.get_paged_mqa_logits_metadata(FakeTensor(INT32, (B,)), 0, 132),
                  "block_kv is 0")
 

@@ -26,8 +26,8 @@ def fp8_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_l
 
     Returns float32 logits [S, N] (a view of row-padded storage), or, with max_seqlen_k > 0 (which
     needs clean_logits=False), compressed rows [S, max_seqlen_k]: row i holds
-    logits[i, cu_seq_len_k_start[i] + c]. Compressed rows are checked and passed on, but the kernels do not
-    write them yet (ValueError, kind 'unsupported'). mqajit.mqa_logits' rules and errors apply.
+    logits[i, cu_seq_len_k_start[i] + c], written by the kernels in the same pass (columns past a row's
+    window hold anything). mqajit.mqa_logits' rules and errors apply.
     """
     kv, kv_scales = _pair("fp8_mqa_logits", "kv", kv, "(kv, kv_scales)")
     return _fast_call("fp8_mqa_logits", q, kv, kv_scales, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits,

@@ -1,6 +1,7 @@
 #include "core/files.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -145,7 +146,41 @@ UniqueFd create_sibling_temp(const std::filesystem::path& target, std::filesyste
     return fd;
 }
 
-void write_file_atomically(const std::filesystem::path& target, std::string_view bytes, mode_t mode) {
+namespace {
+
+// Writes `bytes` straight into what `path` names (a pipe, a terminal, /dev/null): no rename can
+// replace such a file.
+void write_in_place(const std::filesystem::path& path, std::string_view bytes) {
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd || !write_all(fd.get(), bytes) || fd.close() != 0) {
+        MQAJIT_FAIL(io, "cannot write {}: {}", path.string(), std::strerror(errno));
+    }
+}
+
+}  // namespace
+
+void require_distinct_output(const std::filesystem::path& output, const std::vector<std::filesystem::path>& inputs) {
+    for (const auto& input : inputs) {
+        std::error_code error;
+        MQAJIT_CHECK(input.empty() || !std::filesystem::equivalent(output, input, error),
+                     "the output {} is the input {}: writing it would destroy what is read; name another output",
+                     output.string(), input.string());
+    }
+}
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view bytes, mode_t mode) {
+    // A link is followed: the file it names is replaced, and the link stays. A file that exists
+    // keeps its permissions.
+    std::error_code link_error;
+    const std::filesystem::path target = std::filesystem::is_symlink(path, link_error)
+                                             ? std::filesystem::weakly_canonical(path, link_error)
+                                             : path;
+    struct stat existing {};
+    if (::stat(target.c_str(), &existing) == 0) {
+        if (S_ISDIR(existing.st_mode)) MQAJIT_FAIL(io, "cannot write {}: it is a folder; name a file", path.string());
+        if (!S_ISREG(existing.st_mode)) return write_in_place(target, bytes);
+        mode = existing.st_mode & 07777;
+    }
     std::filesystem::path temp;
     UniqueFd fd = create_sibling_temp(target, temp, mode);
     auto fail = [&](std::string_view action) {

@@ -67,8 +67,14 @@ bool write_all(int fd, std::string_view bytes);
 UniqueFd create_sibling_temp(const std::filesystem::path& target, std::filesystem::path& temp_path,
                              mode_t mode = 0644);
 
-// Writes `bytes` into a unique file beside `target`, flushes it and renames it onto `target`.
-// Throws Error(io) naming `target`; nothing is left behind on failure.
-void write_file_atomically(const std::filesystem::path& target, std::string_view bytes, mode_t mode = 0644);
+// Throws Error(invalid_argument) when `output` is one of `inputs` (the same file, by any path):
+// writing it would destroy what the command reads.
+void require_distinct_output(const std::filesystem::path& output, const std::vector<std::filesystem::path>& inputs);
+
+// Writes `bytes` into a unique file beside `path`, flushes it and renames it onto `path`: `mode`
+// for a new file, an existing file's own permissions otherwise. A link is followed (the file it
+// names is replaced); a pipe or device (/dev/null, /dev/stdout) is written in place. Throws
+// Error(io) naming `path`; nothing is left behind on failure.
+void write_file_atomically(const std::filesystem::path& path, std::string_view bytes, mode_t mode = 0644);
 
 }  // namespace mqajit

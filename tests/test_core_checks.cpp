@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "core/files.hpp"
@@ -129,6 +130,42 @@ TEST_CASE("core: whole-file reads take regular files only, within a limit, and w
     const std::string last = read_regular_file(file, "table");
     CHECK(last.size() == 1000);
     CHECK(last == std::string(1000, last[0]));
+}
+
+TEST_CASE("core: an atomic write follows links, keeps a file's permissions and writes pipes and devices in place") {
+    TempDir dir("core-files-kinds");
+    const fs::path file = dir.path() / "table.csv";
+    write_file_atomically(file, "precious");
+    fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+    const fs::path link = dir.path() / "link.csv";
+    fs::create_symlink(file, link);
+    write_file_atomically(link, "through the link");
+    CHECK(fs::is_symlink(link));  // the link stays, the file it names is replaced
+    CHECK(read_regular_file(file, "table") == "through the link");
+    CHECK((fs::status(file).permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write));
+
+    // A pipe is written, not replaced by a file: a reader sees the bytes.
+    const fs::path fifo = dir.path() / "fifo";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    std::string received;
+    std::thread reader([&] {
+        std::ifstream in(fifo);
+        received.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    });
+    write_file_atomically(fifo, "into the pipe");
+    reader.join();
+    CHECK(received == "into the pipe");
+    CHECK(fs::is_fifo(fifo));
+    write_file_atomically("/dev/null", "discarded");
+    CHECK(fs::is_character_file("/dev/null"));
+    try {
+        write_file_atomically(dir.path(), "x");
+        FAIL("a folder was written");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("it is a folder") != std::string::npos);
+    }
+    // No temporary file is left: the file, the link and the pipe.
+    CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 3);
 }
 
 TEST_CASE("core: the folder trust walk") {

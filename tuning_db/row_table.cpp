@@ -1,5 +1,7 @@
 #include "tuning_db/row_table.hpp"
 
+#include <algorithm>
+
 #include <type_traits>
 #include <utility>
 
@@ -192,6 +194,18 @@ std::optional<int> schema_version(sqlite::Database& database) {
                       "tuning database {} records schema_version '{}', not a number; it was not written by mqajit: "
                       "move it aside", database.path().string(), to_valid_utf8(*text));
     return version;
+}
+
+std::vector<std::string> foreign_tables(sqlite::Database& database) {
+    std::vector<std::string> ours{"meta"};
+    for_each_table_key([&]<class Key>(std::type_identity<Key>) { ours.emplace_back(table_name<Key>()); });
+    std::vector<std::string> foreign;
+    auto tables = database.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
+    while (tables->step()) {
+        std::string name = tables->column_text(0);
+        if (std::find(ours.begin(), ours.end(), name) == ours.end()) foreign.push_back(std::move(name));
+    }
+    return foreign;
 }
 
 void require_schema(sqlite::Database& database) {

@@ -28,6 +28,9 @@ const std::string& table_ddl();
 void create_schema(sqlite::Database& database);
 // The version recorded in `meta`, or nullopt when the database has no meta table (a new file).
 std::optional<int> schema_version(sqlite::Database& database);
+// The tables of `database` that are not mqajit's (meta and the tuned tables): another program's
+// file, which mqajit must not fill in or change.
+std::vector<std::string> foreign_tables(sqlite::Database& database);
 // Throws mqajit::Error(database) unless the database holds schema version kSchemaVersion; the
 // message says what to do about an older or a newer one.
 void require_schema(sqlite::Database& database);

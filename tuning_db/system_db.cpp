@@ -46,6 +46,7 @@ std::vector<Key> SystemDb::group_keys() {
 }
 
 SystemDbBuild build_system_db(const std::filesystem::path& out, const std::vector<std::filesystem::path>& csv_files) {
+    require_distinct_output(out, csv_files);
     SystemDbBuild loaded{.mqa_logits = load_config_files<ShapeKey>(files_of_op<ShapeKey>(csv_files)),
                          .paged_mqa_logits = load_config_files<PagedShapeKey>(files_of_op<PagedShapeKey>(csv_files)),
                          .mqa_topk = load_config_files<TopkShapeKey>(files_of_op<TopkShapeKey>(csv_files))};

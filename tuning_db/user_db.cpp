@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 
+#include "core/check.hpp"
 #include "core/files.hpp"
 #include "core/log.hpp"
 #include "core/settings.hpp"
@@ -106,10 +107,18 @@ void UserDb::open_existing_locked() {
         database->set_busy_timeout(busy_timeout_);
         std::optional<int> version;
         sqlite::with_retry(*database, "reading the schema version", [&] { version = schema_version(*database); });
-        configure_locked(*database);
         // NOTES: no meta table means a file another process has just created but not yet filled
         // in (or an empty file); the schema statements are idempotent, so filling it in is safe.
-        if (!version) sqlite::write_transaction(*database, "creating the tables", [&] { create_schema(*database); });
+        // A file holding other tables is another program's: it is refused, and left as it was.
+        if (!version) {
+            std::vector<std::string> foreign;
+            sqlite::with_retry(*database, "reading the tables", [&] { foreign = foreign_tables(*database); });
+            MQAJIT_CHECK_KIND(database, foreign.empty(),
+                              "{} holds tables mqajit does not know ({}) and no schema version: it is not an mqajit "
+                              "tuning database; pass another file (--db, MQAJIT_TUNING_DB) or move it aside",
+                              path_.string(), fmt::join(foreign, ", "));
+            sqlite::write_transaction(*database, "creating the tables", [&] { create_schema(*database); });
+        }
         if (version && *version < kSchemaVersion) {
             if (const auto from = migrate_schema(*database)) {
                 const std::int64_t prefill_rows = count_rows<ShapeKey>(*database);
@@ -131,6 +140,7 @@ void UserDb::open_existing_locked() {
             }
         }
         require_schema(*database);
+        configure_locked(*database);  // WAL only in a file this mqajit reads: a refused one is left as it was
         database_ = std::move(database);
         state_ = State::file;
     } catch (const sqlite::SqliteError& e) {

@@ -47,8 +47,13 @@ tuning::Json collisions_json(const std::vector<tuning::CollisionOf<Key>>& collis
 
 template <class Key>
 int run_import(const DbOptions& options) {
-    tuning::ConfigRowsOf<Key> loaded = tuning::merge_tables<Key>({tuning::read_csv_file<Key>(options.file)});
-    tuning::drop_unrunnable(loaded.rows, loaded.problems);
+    // Unrunnable rows go before the merge: a later row of the same key that cannot run must not
+    // hide an earlier one that can.
+    tuning::CsvRowsOf<Key> parsed = tuning::read_csv_file<Key>(options.file);
+    std::vector<tuning::RowProblem> unrunnable;
+    tuning::drop_unrunnable(parsed.rows, unrunnable);
+    tuning::ConfigRowsOf<Key> loaded = tuning::merge_tables<Key>({std::move(parsed)});
+    loaded.problems.insert(loaded.problems.end(), unrunnable.begin(), unrunnable.end());
     TuningDb database = open_database(options);
     database.insert(loaded.rows);
     const bool saved = !database.user_db_in_memory();

@@ -68,6 +68,9 @@ void run_paged_report(const ReportOptions& o) {
 void run_report(const ReportOptions& o) {
     MQAJIT_CHECK(!o.tuned.empty() || !o.bench.empty(), "give --tuned FILE.csv (and --bench FILE.json for --markdown)");
     MQAJIT_CHECK(!o.svg.empty() || !o.markdown.empty(), "say what to write: -o report.svg and/or --markdown [FILE]");
+    for (const std::string& output : {o.svg, o.markdown}) {
+        if (!output.empty() && output != "-") require_distinct_output(output, {o.tuned, o.bench});
+    }
     if (input_op(o) == tools::ReportOp::decode) return run_paged_report(o);
     MQAJIT_CHECK(!o.tuned.empty(), "a prefill report needs --tuned FILE.csv, the tuned table");
     MQAJIT_CHECK(o.markdown.empty() || !o.bench.empty(),

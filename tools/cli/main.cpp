@@ -1,5 +1,8 @@
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <iostream>
 
 #include "core/log.hpp"
 #include "mqajit/error.hpp"
@@ -38,6 +41,13 @@ int main(int argc, char** argv) {
         return e.kind() == mqajit::ErrorKind::invalid_argument ? kUsage : kCheckFailed;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "mqajit: %s\n", e.what());
+        return kCheckFailed;
+    }
+    // A command whose output could not be written (a full disk, a closed pipe) failed, whatever it
+    // printed: its reader has a truncated answer.
+    std::cout.flush();
+    if (std::cout.fail() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        std::fprintf(stderr, "mqajit: cannot write the output: %s\n", std::strerror(errno));
         return kCheckFailed;
     }
     return context.exit_code;

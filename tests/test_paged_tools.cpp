@@ -132,7 +132,7 @@ TEST_CASE("paged tools: a decode shapes file is read by its header, and what is 
     CHECK(contains(refusal("seq_len,seq_len_kv\n256,4096\n"), "names batch, next_n, heads and context_len"));
     CHECK(contains(refusal("batch,next_n,heads,context_len\n1,1,64,4096;x\n"), "shapes.csv:2 context_len"));
     CHECK(contains(refusal("batch,next_n,heads,context_len\n1,1,64,4096;\n"), "positive integers separated by ';'"));
-    CHECK(contains(refusal("batch,next_n,heads,context_len\n0,1,64,4096\n"), "not a positive count"));
+    CHECK(contains(refusal("batch,next_n,heads,context_len\n0,1,64,4096\n"), "is not a count from 1 to 2^30"));
     CHECK(contains(refusal("batch,next_n,heads,context_len,clean_logits\n1,1,64,4096,2\n"), "clean_logits is '2'"));
     CHECK(contains(refusal("batch,next_n,heads,context_len\n1,1\n"), "shapes.csv:2: missing column"));
     CHECK(error_kind_of([&] { (void)tools::read_paged_shapes_csv(dir.path() / "none.csv"); }) == ErrorKind::not_found);

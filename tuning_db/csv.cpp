@@ -150,9 +150,16 @@ std::optional<HeaderLayout> read_header(const std::vector<std::string>& fields, 
     row.key.visit(require);
     row.visit_values(require);
     if (!missing.empty()) {
-        problem = fmt::format("the header lacks column(s) {}{}; a {} table's header must name at least: {}",
+        std::vector<std::string> required;
+        auto list_required = [&](std::string_view column, const auto&) {
+            if (is_required<Key>(column)) required.emplace_back(csv_column_name(column));
+        };
+        row.key.visit(list_required);
+        row.visit_values(list_required);
+        problem = fmt::format("the header lacks column(s) {}{}; a {} table's header must name at least: {} (the file "
+                              "was not read)",
                               fmt::join(missing, ", "), other_table_hint<Key>(layout.index_of), Key::kOp.name,
-                              csv_header<Key>());
+                              fmt::join(required, ","));
         return std::nullopt;
     }
     if (const auto foreign = foreign_key_column<Key>(layout.index_of)) {

@@ -244,7 +244,8 @@ void add_aot_command(CLI::App& app, CommandContext& context) {
                                 {"status", "FAILED"}, {"error", row.error}});
             }
             for (const AotOutcome& o : outcomes) rows.push_back(o.row);
-            fmt::print("{}\n", rows.dump(2));
+            // NOTES: a path in a row need not be UTF-8; replace, never throw after the work is done.
+            fmt::print("{}\n", rows.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
         }
         context.exit_code = failures ? kCheckFailed : kOk;
     });

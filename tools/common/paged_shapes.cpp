@@ -26,7 +26,8 @@ std::vector<int> split_positive(std::string_view what, std::string_view text, ch
         const std::string_view part = text.substr(begin, end == std::string_view::npos ? end : end - begin);
         MQAJIT_CHECK(!part.empty(), "{} '{}': give positive integers separated by '{}'", what, text, separator);
         const std::int64_t value = parse_int(what, part);
-        MQAJIT_CHECK(value >= 1 && value <= (1 << 30), "{} '{}': {} is not a positive count", what, text, value);
+        MQAJIT_CHECK(value >= 1 && value <= (1 << 30), "{} '{}': {} is not a count from 1 to 2^30", what, text,
+                     value);
         values.push_back(static_cast<int>(value));
         if (end == std::string_view::npos) return values;
         begin = end + 1;

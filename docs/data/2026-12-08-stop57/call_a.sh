@@ -21,6 +21,11 @@ geomean=$(sed -n 's/^flushlean: geometric mean over the tree \([0-9.]*\).*/\1/p'
 flushlean=0
 awk -v g="${geomean:-9}" 'BEGIN { exit !(g < 0.99) }' && flushlean=1
 stamp "flushlean geometric mean ${geomean:-none}: in the build $flushlean"
+if [ $((${CALL_BUDGET:-560} - SECONDS + t0)) -lt 280 ]; then
+  stamp "too little of CALL_BUDGET left for the build and tests"
+  pack_out flushlean_ab
+  exit 0
+fi
 source scripts/device/version_overlay.sh
 [ $flushlean = 1 ] && version_overlay flushlean /tmp/saved-tree
 OUT=/tmp/build-logs bash scripts/gpu_session.sh build > "$out/build_step.txt" 2>&1

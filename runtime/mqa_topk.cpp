@@ -97,6 +97,16 @@ void mqa_topk(const TensorView& q_in, const TensorView& kv_in, const TensorView&
     const std::int64_t row_stride = mqa_topk_row_bytes(call.seq_len_kv) / 4;
     const TensorView whole_logits = TensorView::strided(workspace.data, DType::float32,
                                                         {call.seq_len, call.seq_len_kv}, {row_stride, 1});
+    // Before the scores' own checks, which would call the workspace logits.
+    using Named = std::pair<const TensorView*, const char*>;
+    const Named named_q{&q, "q"}, named_kv{&kv, "kv"}, named_scales{&kv_scales, "kv_scales"},
+        named_weights{&weights, "weights"}, named_starts{&cu_starts, "cu_starts"}, named_ends{&cu_ends, "cu_ends"};
+    check_no_overlap(workspace, "workspace",
+                     {named_q, named_kv, named_scales, named_weights, named_starts, named_ends});
+    check_no_overlap(indices, "indices", {named_q, named_kv, named_scales, named_weights, named_starts, named_ends,
+                                          {&workspace, "workspace"}});
+    check_no_overlap(values, "values", {named_q, named_kv, named_scales, named_weights, named_starts, named_ends,
+                                        {&workspace, "workspace"}, {&indices, "indices"}});
     MqaLogitsArgs whole = make_mqa_logits_args(q, kv, kv_scales, weights, cu_starts, cu_ends, whole_logits, false);
     whole.shape.num_sms = options.num_sms;
 

@@ -107,6 +107,8 @@ PagedMqaLogitsArgs make_paged_mqa_logits_args(const TensorView& q_in, const Tens
                  "B = {} requests of up to max_context_len = {} keys need up to {} cache blocks; at most {} per call: "
                  "split the batch",
                  b, max_context_len, args.shape.cache_blocks_bound(), kMaxIndex);
+    check_no_overlap(logits, "logits", {{&q, "q"}, {&kv_cache, "kv_cache"}, {&weights, "weights"},
+                                        {&context_lens, "context_lens"}, {&block_table, "block_table"}});
     PagedMqaLogitsParams& p = args.params;
     p.q = static_cast<const unsigned char*>(q.data);
     p.weights = static_cast<const float*>(weights.data);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "core/check.hpp"
 
@@ -54,6 +55,37 @@ void check_addressable(const TensorView& t, const char* name) {
     fits = fits && !__builtin_mul_overflow(span, element_size_bytes(t.dtype), &span) && span < kLimit;
     MQAJIT_CHECK(fits, "{} is {}: its sizes and strides span 2^62 bytes or more; no memory is that large", name,
                  t.describe());
+}
+
+namespace {
+
+// [first, last] byte addresses of a view whose strides are not negative (the entry points require
+// dense inner dimensions and positive row strides before this runs).
+std::optional<std::pair<std::uintptr_t, std::uintptr_t>> byte_span(const TensorView& t) {
+    if (t.data == nullptr || t.rank < 0 || t.rank > TensorView::kMaxRank) return std::nullopt;
+    for (int dim = 0; dim < t.rank; ++dim) {
+        if (t.size(dim) < 1) return std::nullopt;  // the entry point's own checks say what is wrong
+    }
+    std::int64_t last = 0;
+    for (int dim = 0; dim < t.rank; ++dim) last += (t.size(dim) - 1) * std::max<std::int64_t>(t.stride(dim), 0);
+    const auto first = reinterpret_cast<std::uintptr_t>(t.data);
+    return std::pair{first, first + static_cast<std::uintptr_t>((last + 1) * element_size_bytes(t.dtype)) - 1};
+}
+
+}  // namespace
+
+void check_no_overlap(const TensorView& output, const char* name,
+                      std::initializer_list<std::pair<const TensorView*, const char*>> others) {
+    const auto span = byte_span(output);
+    if (!span) return;
+    for (const auto& [other, other_name] : others) {
+        const auto other_span = byte_span(*other);
+        if (!other_span) continue;
+        MQAJIT_CHECK(span->second < other_span->first || other_span->second < span->first,
+                     "{} ({}) overlaps {} ({}) in memory: the call would overwrite what it reads or one output "
+                     "the other; pass separate tensors",
+                     name, output.describe(), other_name, other->describe());
+    }
 }
 
 void check_size(const TensorView& t, const char* name, int dim, std::int64_t expected, const char* what) {

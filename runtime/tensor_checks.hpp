@@ -3,7 +3,9 @@
 // that say what was passed and what is allowed (Error(invalid_argument)).
 
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
+#include <utility>
 
 #include "mqajit/tensor.hpp"
 
@@ -26,6 +28,13 @@ void check_addressable(const TensorView& t, const char* name);
 // memory, and torch leaves it free: a contiguous [1, H, D] tensor may have strides [D, D, 1], a
 // column of an [S, 2] tensor at S = 1 stride 2. The entry points check and use views made so.
 TensorView with_dense_unit_strides(TensorView t);
+// Throws Error(invalid_argument) when the bytes `output` spans (from its first element to its last)
+// meet those of one of `others`: the kernels would overwrite what they read, or two outputs each
+// other. Views with no data, or an empty or impossible shape (refused by the entry point's own
+// checks), are skipped; negative strides count as 0. Conservative: two interleaved views (columns of
+// one buffer) are refused.
+void check_no_overlap(const TensorView& output, const char* name,
+                      std::initializer_list<std::pair<const TensorView*, const char*>> others);
 // Dimension `dim` of `t` equals `expected`, which `what` names ("H from q").
 void check_size(const TensorView& t, const char* name, int dim, std::int64_t expected, const char* what);
 

@@ -237,3 +237,12 @@ TEST_CASE("mqa_logits args: empty tensors and impossible views get messages, not
         CHECK(a.kv.describe().find("view of rank " + std::to_string(rank)) != std::string::npos);
     }
 }
+
+TEST_CASE("mqa_logits args: logits that overlap an input are refused, logits beside them are not") {
+    Args a;
+    a.logits = TensorView::contiguous(fake(1), DType::float32, {4, 100});  // q's own memory
+    CHECK(error_of(a).find("logits (float32[4, 100] strides [100, 1]) overlaps q") != std::string::npos);
+    // q spans 4 x 32 x 128 bytes from fake(1): logits right after its last byte are fine.
+    a.logits = TensorView::contiguous(static_cast<char*>(fake(1)) + 4 * 32 * 128, DType::float32, {4, 100});
+    CHECK(error_of(a).empty());
+}

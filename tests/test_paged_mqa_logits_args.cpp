@@ -15,6 +15,8 @@ namespace {
 
 // Distinct, 256-byte aligned fake device addresses: nothing is dereferenced by the checks.
 void* fake(std::uintptr_t slot) { return reinterpret_cast<void*>(0x100000 + slot * 0x10000); }
+// Fake addresses 16 TiB apart, for views too large to lie 64 KiB apart without overlapping.
+void* far(std::uintptr_t slot) { return reinterpret_cast<void*>(slot << 44); }
 
 // B = 3 requests of next_n = 2 tokens, H = 64, D = 128, 10 cache blocks of 64 tokens.
 struct Args {
@@ -186,20 +188,20 @@ TEST_CASE("paged_mqa_logits args: a call whose cache blocks would overflow the k
     // 65536 requests of up to 2^21 + 1 keys: 65536 x 32769 blocks of 64 tokens, just past 2^31 - 1.
     constexpr std::int64_t batch = 65536, max_context_len = (std::int64_t{1} << 21) + 1, blocks = 32769;
     Args a;
-    a.q = TensorView::contiguous(fake(1), DType::float8_e4m3, {batch, 1, 64, 128});
-    a.weights = TensorView::contiguous(fake(3), DType::float32, {batch, 64});
-    a.context_lens = TensorView::contiguous(fake(4), DType::int32, {batch});
-    a.block_table = TensorView::contiguous(fake(5), DType::int32, {batch, blocks});
-    a.logits = TensorView::contiguous(fake(6), DType::float32, {batch, max_context_len});
+    a.q = TensorView::contiguous(far(1), DType::float8_e4m3, {batch, 1, 64, 128});
+    a.weights = TensorView::contiguous(far(3), DType::float32, {batch, 64});
+    a.context_lens = TensorView::contiguous(far(4), DType::int32, {batch});
+    a.block_table = TensorView::contiguous(far(5), DType::int32, {batch, blocks});
+    a.logits = TensorView::contiguous(far(6), DType::float32, {batch, max_context_len});
     CHECK(rejected(a, "need up to 2147549184 cache blocks"));
 
-    a.logits = TensorView::contiguous(fake(6), DType::float32, {batch, max_context_len - 1});  // 2^31 blocks exactly
+    a.logits = TensorView::contiguous(far(6), DType::float32, {batch, max_context_len - 1});  // 2^31 blocks exactly
     CHECK(rejected(a, "split the batch"));
-    a.logits = TensorView::contiguous(fake(6), DType::float32, {batch / 2, max_context_len - 1});
-    a.q = TensorView::contiguous(fake(1), DType::float8_e4m3, {batch / 2, 1, 64, 128});
-    a.weights = TensorView::contiguous(fake(3), DType::float32, {batch / 2, 64});
-    a.context_lens = TensorView::contiguous(fake(4), DType::int32, {batch / 2});
-    a.block_table = TensorView::contiguous(fake(5), DType::int32, {batch / 2, blocks});
+    a.logits = TensorView::contiguous(far(6), DType::float32, {batch / 2, max_context_len - 1});
+    a.q = TensorView::contiguous(far(1), DType::float8_e4m3, {batch / 2, 1, 64, 128});
+    a.weights = TensorView::contiguous(far(3), DType::float32, {batch / 2, 64});
+    a.context_lens = TensorView::contiguous(far(4), DType::int32, {batch / 2});
+    a.block_table = TensorView::contiguous(far(5), DType::int32, {batch / 2, blocks});
     CHECK(error_of(a).empty());
 }
 
@@ -223,12 +225,18 @@ TEST_CASE("paged_mqa_logits args: strides of size-1 dimensions are taken as dens
     // The kernels round a context up to whole tiles in int32: a width within 255 of 2^31 is refused.
     constexpr std::int64_t widest = std::numeric_limits<std::int32_t>::max() - 255;
     a = Args{};
-    a.q = TensorView::contiguous(fake(1), DType::float8_e4m3, {1, 1, 64, 128});
-    a.weights = TensorView::contiguous(fake(3), DType::float32, {1, 64});
-    a.context_lens = TensorView::contiguous(fake(4), DType::int32, {1});
-    a.block_table = TensorView::contiguous(fake(5), DType::int32, {1, widest / 64 + 2});
-    a.logits = TensorView::contiguous(fake(6), DType::float32, {1, widest + 1});
+    a.q = TensorView::contiguous(far(1), DType::float8_e4m3, {1, 1, 64, 128});
+    a.weights = TensorView::contiguous(far(3), DType::float32, {1, 64});
+    a.context_lens = TensorView::contiguous(far(4), DType::int32, {1});
+    a.block_table = TensorView::contiguous(far(5), DType::int32, {1, widest / 64 + 2});
+    a.logits = TensorView::contiguous(far(6), DType::float32, {1, widest + 1});
     CHECK(rejected(a, "at most 2147483647 rows and 2147483392 columns"));
-    a.logits = TensorView::contiguous(fake(6), DType::float32, {1, widest});
+    a.logits = TensorView::contiguous(far(6), DType::float32, {1, widest});
     CHECK(error_of(a).empty());
+}
+
+TEST_CASE("paged_mqa_logits args: logits that overlap an input are refused") {
+    Args a;
+    a.logits = TensorView::strided(static_cast<char*>(fake(5)) + 16, DType::float32, {6, 250}, {256, 1});
+    CHECK(rejected(a, "logits (float32[6, 250] strides [256, 1]) overlaps block_table"));
 }

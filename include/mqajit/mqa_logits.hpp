@@ -51,8 +51,8 @@ struct MqaLogitsOptions {
 // cu_starts:  int32 [S], dense;  cu_ends: int32 [S], dense
 // logits:     float32 [S, N], n dense, row stride >= N (padded rows are fine); [S, max_seqlen_k]
 //             with compressed rows; or bfloat16 (the float32 values rounded to nearest even).
-// All pointers are device memory of the current context, and logits overlaps no input (both are
-// the caller's duty: nothing is read to check them). Every size is at least 1 (an empty problem is
+// All pointers are device memory of the current context (the caller's duty: nothing is read to
+// check it); logits overlapping an input is refused. Every size is at least 1 (an empty problem is
 // refused; skip the call); the stride of a size-1 dimension is ignored. The call is asynchronous on
 // `stream`, never synchronizes, and allocates nothing after the first call for a shape
 // (graph-capturable). Bad input raises mqajit::Error (invalid_argument) before anything is launched.

@@ -70,8 +70,8 @@ MQAJIT_API std::int64_t mqa_topk_workspace_bytes(std::int64_t seq_len, std::int6
 // values:    float32 [S, k] beside them (the selected logits, -inf in empty slots), k dense,
 //            4-byte aligned; or a view with a null data pointer for none.
 // workspace: uint8 [bytes] (any size up to 2^62), dense, 16-byte aligned, at least
-//            mqa_topk_row_bytes(N). The outputs and the workspace overlap no input and each other
-//            (the caller's duty: nothing is read to check it). The unfused
+//            mqa_topk_row_bytes(N). Outputs and a workspace that overlap an input or each other
+//            are refused. The unfused
 //            path computes floor(bytes / mqa_topk_row_bytes(N)) rows per pass; the fused path
 //            needs its fixed part first (mqa_topk_workspace_bytes()), and is not taken without it.
 // Asynchronous on `stream`, never synchronizes, allocates nothing after the first call for a shape.

@@ -40,8 +40,8 @@ struct PagedMqaLogitsOptions {
 // block_table:  int32 [B, max_blocks], blocks dense
 // logits:       float32 [B * next_n, max_context_len], columns dense; max_context_len is its width
 // All pointers are device memory of the current context; block indices and context lengths are
-// read on the device only, so they are the caller's duty (in range, lengths <= max_context_len), as
-// is a logits tensor that overlaps no input. Every size is at least 1, max_context_len at most
+// read on the device only, so they are the caller's duty (in range, lengths <= max_context_len);
+// logits overlapping an input is refused. Every size is at least 1, max_context_len at most
 // 2^31 - 256; the stride of a size-1 dimension is ignored.
 // Asynchronous on `stream`, never synchronizes, allocates nothing after the first call for a
 // shape, and takes no host-side metadata: one launch, graph-capturable with any lengths.

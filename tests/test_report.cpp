@@ -231,6 +231,9 @@ TEST_CASE("report: bench files it cannot use are refused with the reason") {
                                 "baseline_us": 2, "variants_us": {"V": 1}})";
     CHECK(kind_for("[" + row + "," + row + "]") == ErrorKind::invalid_argument);  // a shape twice
     CHECK(testing::error_kind_of([&] { tools::read_bench_json(f.dir.path() / "none.json"); }) == ErrorKind::not_found);
+    // A row whose op is no string names the file, the row and the field, not only JSON's type error.
+    write_file(f.json, "[{\"op\": 5}]");
+    CHECK_THROWS_WITH_AS(tools::read_bench_json(f.json), doctest::Contains("row 0: 'op' is 5, not a string"), Error);
 }
 
 TEST_CASE("report cli: writes the SVG and the markdown, and explains bad usage") {

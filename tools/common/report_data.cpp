@@ -148,7 +148,10 @@ nlohmann::json read_report_json(const std::filesystem::path& json) {
 ReportOp report_json_op(const nlohmann::json& rows, const std::filesystem::path& json) {
     std::optional<std::size_t> prefill_row, decode_row;
     for (std::size_t i = 0; i < rows.size(); ++i) {
-        const std::string op = rows[i].value("op", std::string(ShapeKey::kOp.name));
+        const nlohmann::json& field = rows[i].contains("op") ? rows[i]["op"] : nlohmann::json(ShapeKey::kOp.name);
+        MQAJIT_CHECK(field.is_string(), "{} row {}: 'op' is {}, not a string; it must be {} or {}", json.string(), i,
+                     field.dump(), ShapeKey::kOp.name, PagedShapeKey::kOp.name);
+        const std::string op = field.get<std::string>();
         MQAJIT_CHECK(op == ShapeKey::kOp.name || op == PagedShapeKey::kOp.name, "{} row {}: 'op' is '{}'; it must be "
                      "{} or {}", json.string(), i, op, ShapeKey::kOp.name, PagedShapeKey::kOp.name);
         (op == ShapeKey::kOp.name ? prefill_row : decode_row) = i;

@@ -172,9 +172,11 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view b
     // A link is followed: the file it names is replaced, and the link stays. A file that exists
     // keeps its permissions.
     std::error_code link_error;
-    const std::filesystem::path target = std::filesystem::is_symlink(path, link_error)
-                                             ? std::filesystem::weakly_canonical(path, link_error)
-                                             : path;
+    std::filesystem::path target = path;
+    if (std::filesystem::is_symlink(path, link_error)) {
+        const std::filesystem::path resolved = std::filesystem::weakly_canonical(path, link_error);
+        if (!link_error && !resolved.empty()) target = resolved;
+    }
     struct stat existing {};
     if (::stat(target.c_str(), &existing) == 0) {
         if (S_ISDIR(existing.st_mode)) MQAJIT_FAIL(io, "cannot write {}: it is a folder; name a file", path.string());

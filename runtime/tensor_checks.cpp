@@ -59,17 +59,22 @@ void check_addressable(const TensorView& t, const char* name) {
 
 namespace {
 
-// [first, last] byte addresses of a view whose strides are not negative (the entry points require
-// dense inner dimensions and positive row strides before this runs).
+// [first, last] byte addresses of a view, negative strides counted as 0; none for a view the entry
+// point's own checks refuse (no data, an impossible rank, an empty size, a span past int64).
 std::optional<std::pair<std::uintptr_t, std::uintptr_t>> byte_span(const TensorView& t) {
     if (t.data == nullptr || t.rank < 0 || t.rank > TensorView::kMaxRank) return std::nullopt;
-    for (int dim = 0; dim < t.rank; ++dim) {
-        if (t.size(dim) < 1) return std::nullopt;  // the entry point's own checks say what is wrong
-    }
     std::int64_t last = 0;
-    for (int dim = 0; dim < t.rank; ++dim) last += (t.size(dim) - 1) * std::max<std::int64_t>(t.stride(dim), 0);
+    for (int dim = 0; dim < t.rank; ++dim) {
+        std::int64_t step = 0;
+        if (t.size(dim) < 1 || __builtin_mul_overflow(t.size(dim) - 1, std::max<std::int64_t>(t.stride(dim), 0), &step) ||
+            __builtin_add_overflow(last, step, &last)) {
+            return std::nullopt;
+        }
+    }
+    std::int64_t bytes = 0;
+    if (__builtin_mul_overflow(last + 1, element_size_bytes(t.dtype), &bytes)) return std::nullopt;
     const auto first = reinterpret_cast<std::uintptr_t>(t.data);
-    return std::pair{first, first + static_cast<std::uintptr_t>((last + 1) * element_size_bytes(t.dtype)) - 1};
+    return std::pair{first, first + static_cast<std::uintptr_t>(bytes) - 1};
 }
 
 }  // namespace

@@ -15,6 +15,7 @@ void mqa_logits(const TensorView& q, const TensorView& kv, const TensorView& kv_
                  options.num_sms);
     MqaLogitsArgs args = make_mqa_logits_args(q, kv, kv_scales, weights, cu_starts, cu_ends, logits,
                                               options.clean_logits, options.max_seqlen_k);
+    check_logits_apart(q, kv, kv_scales, weights, cu_starts, cu_ends, logits);
     args.params.num_kv_splits = options.kv_splits;
     args.shape.num_sms = options.num_sms;
     Dispatcher::instance().run(args, options);
@@ -25,6 +26,7 @@ void mqa_logits_reference(const TensorView& q, const TensorView& kv, const Tenso
                           const TensorView& logits, bool clean_logits, void* stream, int max_seqlen_k) {
     MqaLogitsArgs args =
         make_mqa_logits_args(q, kv, kv_scales, weights, cu_starts, cu_ends, logits, clean_logits, max_seqlen_k);
+    check_logits_apart(q, kv, kv_scales, weights, cu_starts, cu_ends, logits);
     Dispatcher::instance().run_reference(args, stream);
 }
 

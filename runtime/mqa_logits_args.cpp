@@ -105,9 +105,6 @@ MqaLogitsArgs make_mqa_logits_args(const TensorView& q_in, const TensorView& kv_
                  "logits must be aligned to its element size ({} bytes for {})", element_size_bytes(logits.dtype),
                  to_string(logits.dtype));
 
-    check_no_overlap(logits, "logits", {{&q, "q"}, {&kv, "kv"}, {&kv_scales, "kv_scales"}, {&weights, "weights"},
-                                        {&cu_starts, "cu_starts"}, {&cu_ends, "cu_ends"}});
-
     MqaLogitsArgs args;
     args.shape = ProblemShape{.heads = static_cast<int>(h), .head_dim = static_cast<int>(d), .seq_len = s,
                               .seq_len_kv = n, .logits_bf16 = logits.dtype == DType::bfloat16};
@@ -133,6 +130,13 @@ MqaLogitsArgs make_mqa_logits_args(const TensorView& q_in, const TensorView& kv_
     p.num_kv_splits = 0;  // automatic; the family's plan fills in its count
     p.num_q_blocks = 1;
     return args;
+}
+
+void check_logits_apart(const TensorView& q, const TensorView& kv, const TensorView& kv_scales,
+                        const TensorView& weights, const TensorView& cu_starts, const TensorView& cu_ends,
+                        const TensorView& logits) {
+    check_no_overlap(logits, "logits", {{&q, "q"}, {&kv, "kv"}, {&kv_scales, "kv_scales"}, {&weights, "weights"},
+                                        {&cu_starts, "cu_starts"}, {&cu_ends, "cu_ends"}});
 }
 
 }  // namespace mqajit

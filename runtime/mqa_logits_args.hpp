@@ -19,4 +19,11 @@ MqaLogitsArgs make_mqa_logits_args(const TensorView& q, const TensorView& kv, co
                                    const TensorView& weights, const TensorView& cu_starts, const TensorView& cu_ends,
                                    const TensorView& logits, bool clean_logits, int max_seqlen_k = 0);
 
+// Throws Error(invalid_argument) when the bytes logits spans meet an input's (check_no_overlap).
+// Not part of make_mqa_logits_args: mqa_topk checks its operands with a logits view of the whole
+// [S, N] that no kernel writes, which may reach past its workspace into other tensors.
+void check_logits_apart(const TensorView& q, const TensorView& kv, const TensorView& kv_scales,
+                        const TensorView& weights, const TensorView& cu_starts, const TensorView& cu_ends,
+                        const TensorView& logits);
+
 }  // namespace mqajit

@@ -240,9 +240,15 @@ TEST_CASE("mqa_logits args: empty tensors and impossible views get messages, not
 
 TEST_CASE("mqa_logits args: logits that overlap an input are refused, logits beside them are not") {
     Args a;
+    const auto check_apart = [&] { check_logits_apart(a.q, a.kv, a.kv_scales, a.weights, a.cu_starts, a.cu_ends, a.logits); };
     a.logits = TensorView::contiguous(fake(1), DType::float32, {4, 100});  // q's own memory
-    CHECK(error_of(a).find("logits (float32[4, 100] strides [100, 1]) overlaps q") != std::string::npos);
+    CHECK_THROWS_WITH_AS(check_apart(), doctest::Contains("logits (float32[4, 100] strides [100, 1]) overlaps q"),
+                         Error);
     // q spans 4 x 32 x 128 bytes from fake(1): logits right after its last byte are fine.
     a.logits = TensorView::contiguous(static_cast<char*>(fake(1)) + 4 * 32 * 128, DType::float32, {4, 100});
-    CHECK(error_of(a).empty());
+    CHECK_NOTHROW(check_apart());
+    // mqa_logits() itself refuses the overlap before it looks for a device.
+    a.logits = TensorView::contiguous(fake(6), DType::float32, {4, 100});
+    CHECK_THROWS_WITH_AS(mqa_logits(a.q, a.kv, a.kv_scales, a.weights, a.cu_starts, a.cu_ends, a.logits),
+                         doctest::Contains("overlaps cu_ends"), Error);
 }

@@ -166,6 +166,17 @@ TEST_CASE("mqa_topk: the path rule takes the fused path where its twin exists, t
     unavailable(query, "16-byte");
 }
 
+TEST_CASE("mqa_topk: inputs lying past a small workspace are no overlap (the [S, N] scores view is not written)") {
+    // The workspace holds one row; the whole [S, N] view the checks see would reach the inputs.
+    Args a;
+    a.workspace = TensorView::contiguous(static_cast<char*>(fake(1)) - 400, DType::uint8, {400});  // ends at q
+    ErrorKind kind{};
+    const std::string message = error_of(a, &kind);
+    INFO(message);
+    CHECK(message.find("overlaps") == std::string::npos);
+    CHECK(kind != ErrorKind::invalid_argument);
+}
+
 TEST_CASE("mqa_topk: a workspace of 2 GiB or more, as mqa_topk_workspace_bytes() gives, passes the checks") {
     // S = 4096 over 2^20 keys with 8 GiB offered: the size is past int32, and every use of it is int64.
     const std::int64_t bytes = mqa_topk_workspace_bytes(4096, std::int64_t{1} << 20, 2048, std::int64_t{8} << 30);

@@ -77,11 +77,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
 
     const PagedMqaLogitsParams& p = args.params;
+    // The stride of a size-1 dimension is taken as dense (it addresses nothing).
+    const auto stride_of = [](std::int64_t size, std::int64_t stride, std::int64_t dense) {
+        return size == 1 ? dense : stride;
+    };
     MQAJIT_FUZZ_EXPECT(p.batch == b && p.next_n == next_n && p.heads == h && p.head_dim == d);
     MQAJIT_FUZZ_EXPECT(p.block_kv == block_kv && p.max_context_len == max_context_len);
-    MQAJIT_FUZZ_EXPECT(p.max_blocks == max_blocks && p.block_table_stride == table_stride);
-    MQAJIT_FUZZ_EXPECT(p.logits_stride == logits_stride && p.q_stride_b == q_stride);
-    MQAJIT_FUZZ_EXPECT(p.cache_block_bytes == cache_stride && p.context_lens_2d == (lens_2d ? 1 : 0));
+    MQAJIT_FUZZ_EXPECT(p.max_blocks == max_blocks && p.block_table_stride == stride_of(b, table_stride, max_blocks));
+    MQAJIT_FUZZ_EXPECT(p.logits_stride == stride_of(b * next_n, logits_stride, max_context_len));
+    MQAJIT_FUZZ_EXPECT(p.q_stride_b == stride_of(b, q_stride, next_n * h * d));
+    MQAJIT_FUZZ_EXPECT(p.cache_block_bytes == stride_of(num_blocks, cache_stride, block_kv * (d + 4)));
+    MQAJIT_FUZZ_EXPECT(p.context_lens_2d == (lens_2d ? 1 : 0));
     MQAJIT_FUZZ_EXPECT(next_n >= 1 && next_n <= 4);
     // Rows of logits do not overlap and each holds every column a token may see.
     MQAJIT_FUZZ_EXPECT(p.logits_stride >= p.max_context_len);

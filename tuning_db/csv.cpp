@@ -319,9 +319,10 @@ CsvRowsOf<Key> parse_csv(std::string_view text, std::string_view source) {
         result.rows.push_back(std::move(row));
     }
     if (!layout) {
-        result.problems.push_back({std::string(source), fmt::format("the file has no header line (it is empty or "
-                                                                    "blank); a table starts with its column names: {}",
-                                                                    csv_header<Key>())});
+        result.problems.push_back({fmt::format("{}:1", source),
+                                   fmt::format("the file has no header line (it is empty or blank); a table starts "
+                                               "with its column names: {}",
+                                               csv_header<Key>())});
     }
     return result;
 }

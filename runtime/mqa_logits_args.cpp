@@ -1,6 +1,5 @@
 #include "runtime/mqa_logits_args.hpp"
 
-#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <utility>
@@ -19,12 +18,7 @@ void check_dense_inner(const TensorView& t, const char* name) {
 // logits is float32 or bfloat16, [S, N] or, with compressed rows, [S, max_seqlen_k].
 void check_logits(const TensorView& logits, int max_seqlen_k, bool clean_logits) {
     const char* layout = max_seqlen_k > 0 ? "[S, max_seqlen_k]" : "[S, N]";
-    MQAJIT_CHECK(logits.rank >= 0 && logits.rank <= TensorView::kMaxRank,
-                 "logits has rank {}; a TensorView has 0 to {} dimensions", logits.rank, TensorView::kMaxRank);
-    const bool empty = std::any_of(logits.shape.begin(), logits.shape.begin() + logits.rank,
-                                   [](std::int64_t size) { return size == 0; });
-    MQAJIT_CHECK(logits.data != nullptr || empty, "logits is a null pointer; pass device memory holding float32 {}",
-                 layout);
+    check_present(logits, "logits", "float32", layout);
     MQAJIT_CHECK(logits.dtype == DType::float32 || logits.dtype == DType::bfloat16,
                  "logits has dtype {}; it must be float32 (or bfloat16) {}", to_string(logits.dtype), layout);
     MQAJIT_CHECK(max_seqlen_k >= 0, "max_seqlen_k is {}; it must be 0 (dense [S, N] rows) or a positive count",
@@ -35,14 +29,7 @@ void check_logits(const TensorView& logits, int max_seqlen_k, bool clean_logits)
                  max_seqlen_k);
     MQAJIT_CHECK(logits.rank == 2, "logits has {} dimensions ({}); it must be {} {}", logits.rank, logits.describe(),
                  to_string(logits.dtype), layout);
-    for (int dim = 0; dim < 2; ++dim) {
-        MQAJIT_CHECK(logits.size(dim) != 0,
-                     "logits is {}: dimension {} is empty; mqajit takes no empty problems (skip the call when there "
-                     "is nothing to compute)",
-                     logits.describe(), dim);
-        MQAJIT_CHECK(logits.size(dim) >= 1 && logits.size(dim) <= kMaxIndex,
-                     "logits dimension {} is {}; sizes must be 1 to {}", dim, logits.size(dim), kMaxIndex);
-    }
+    check_sizes(logits, "logits");
     check_addressable(logits, "logits");
 }
 

@@ -97,7 +97,10 @@ void mqa_topk(const TensorView& q_in, const TensorView& kv_in, const TensorView&
     const std::int64_t row_stride = mqa_topk_row_bytes(call.seq_len_kv) / 4;
     const TensorView whole_logits = TensorView::strided(workspace.data, DType::float32,
                                                         {call.seq_len, call.seq_len_kv}, {row_stride, 1});
-    // Before the scores' own checks, which would call the workspace logits.
+    MqaLogitsArgs whole = make_mqa_logits_args(q, kv, kv_scales, weights, cu_starts, cu_ends, whole_logits, false);
+    whole.shape.num_sms = options.num_sms;
+    // After the operands' own checks (the [S, N] view of the scores above is not checked: it is never
+    // written, and may reach past a small workspace).
     using Named = std::pair<const TensorView*, const char*>;
     const Named named_q{&q, "q"}, named_kv{&kv, "kv"}, named_scales{&kv_scales, "kv_scales"},
         named_weights{&weights, "weights"}, named_starts{&cu_starts, "cu_starts"}, named_ends{&cu_ends, "cu_ends"};
@@ -107,8 +110,6 @@ void mqa_topk(const TensorView& q_in, const TensorView& kv_in, const TensorView&
                                           {&workspace, "workspace"}});
     check_no_overlap(values, "values", {named_q, named_kv, named_scales, named_weights, named_starts, named_ends,
                                         {&workspace, "workspace"}, {&indices, "indices"}});
-    MqaLogitsArgs whole = make_mqa_logits_args(q, kv, kv_scales, weights, cu_starts, cu_ends, whole_logits, false);
-    whole.shape.num_sms = options.num_sms;
 
     Dispatcher& dispatcher = Dispatcher::instance();
     const std::shared_ptr<Device> device = dispatcher.backend().current_device();

@@ -8,18 +8,16 @@
 
 namespace mqajit {
 
-void check_tensor(const TensorView& t, const char* name, DType dtype, int rank, const char* layout,
-                  std::int64_t max_size) {
+void check_present(const TensorView& t, const char* name, std::string_view dtype, std::string_view layout) {
     MQAJIT_CHECK(t.rank >= 0 && t.rank <= TensorView::kMaxRank, "{} has rank {}; a TensorView has 0 to {} dimensions",
                  name, t.rank, TensorView::kMaxRank);
     const bool empty = std::any_of(t.shape.begin(), t.shape.begin() + t.rank, [](std::int64_t size) { return size == 0; });
-    MQAJIT_CHECK(t.data != nullptr || empty, "{} is a null pointer; pass device memory holding {} {}", name,
-                 to_string(dtype), layout);
-    MQAJIT_CHECK(t.dtype == dtype, "{} has dtype {}; it must be {} {}", name, to_string(t.dtype), to_string(dtype),
+    MQAJIT_CHECK(t.data != nullptr || empty, "{} is a null pointer; pass device memory holding {} {}", name, dtype,
                  layout);
-    MQAJIT_CHECK(t.rank == rank, "{} has {} dimensions ({}); it must be {} {}", name, t.rank, t.describe(),
-                 to_string(dtype), layout);
-    for (int dim = 0; dim < rank; ++dim) {
+}
+
+void check_sizes(const TensorView& t, const char* name, std::int64_t max_size) {
+    for (int dim = 0; dim < t.rank; ++dim) {
         MQAJIT_CHECK(t.size(dim) != 0,
                      "{} is {}: dimension {} is empty; mqajit takes no empty problems (skip the call when there is "
                      "nothing to compute)",
@@ -27,6 +25,16 @@ void check_tensor(const TensorView& t, const char* name, DType dtype, int rank, 
         MQAJIT_CHECK(t.size(dim) >= 1 && t.size(dim) <= max_size, "{} dimension {} is {}; sizes must be 1 to {}",
                      name, dim, t.size(dim), max_size);
     }
+}
+
+void check_tensor(const TensorView& t, const char* name, DType dtype, int rank, const char* layout,
+                  std::int64_t max_size) {
+    check_present(t, name, to_string(dtype), layout);
+    MQAJIT_CHECK(t.dtype == dtype, "{} has dtype {}; it must be {} {}", name, to_string(t.dtype), to_string(dtype),
+                 layout);
+    MQAJIT_CHECK(t.rank == rank, "{} has {} dimensions ({}); it must be {} {}", name, t.rank, t.describe(),
+                 to_string(dtype), layout);
+    check_sizes(t, name, max_size);
     check_addressable(t, name);
 }
 
@@ -41,50 +49,47 @@ TensorView with_dense_unit_strides(TensorView t) {
     return t;
 }
 
-void check_addressable(const TensorView& t, const char* name) {
-    constexpr std::int64_t kLimit = std::int64_t{1} << 62;
-    std::int64_t span = 0;  // sum over dimensions of (size - 1) x |stride|, in elements, then bytes
-    bool fits = true;
-    for (int dim = 0; dim < t.rank && fits; ++dim) {
-        const std::int64_t stride = t.stride(dim);
-        std::int64_t step = 0;
-        fits = stride > std::numeric_limits<std::int64_t>::min() &&
-               !__builtin_mul_overflow(t.size(dim) - 1, stride < 0 ? -stride : stride, &step) &&
-               !__builtin_add_overflow(span, step, &span) && span < kLimit;
-    }
-    fits = fits && !__builtin_mul_overflow(span, element_size_bytes(t.dtype), &span) && span < kLimit;
-    MQAJIT_CHECK(fits, "{} is {}: its sizes and strides span 2^62 bytes or more; no memory is that large", name,
-                 t.describe());
-}
-
 namespace {
 
-// [first, last] byte addresses of a view, negative strides counted as 0; none for a view the entry
-// point's own checks refuse (no data, an impossible rank, an empty size, a span past int64).
-std::optional<std::pair<std::uintptr_t, std::uintptr_t>> byte_span(const TensorView& t) {
-    if (t.data == nullptr || t.rank < 0 || t.rank > TensorView::kMaxRank) return std::nullopt;
-    std::int64_t last = 0;
+// Sum over dimensions of (size - 1) x |stride|, in bytes: the distance from a view's first byte to
+// its last but one element's size; none when it reaches 2^62 bytes.
+std::optional<std::int64_t> span_bytes(const TensorView& t) {
+    constexpr std::int64_t kLimit = std::int64_t{1} << 62;
+    std::int64_t span = 0;
     for (int dim = 0; dim < t.rank; ++dim) {
+        const std::int64_t stride = t.stride(dim);
         std::int64_t step = 0;
-        if (t.size(dim) < 1 || __builtin_mul_overflow(t.size(dim) - 1, std::max<std::int64_t>(t.stride(dim), 0), &step) ||
-            __builtin_add_overflow(last, step, &last)) {
+        if (stride == std::numeric_limits<std::int64_t>::min() ||
+            __builtin_mul_overflow(t.size(dim) - 1, stride < 0 ? -stride : stride, &step) ||
+            __builtin_add_overflow(span, step, &span) || span >= kLimit) {
             return std::nullopt;
         }
     }
-    std::int64_t bytes = 0;
-    if (__builtin_mul_overflow(last + 1, element_size_bytes(t.dtype), &bytes)) return std::nullopt;
-    const auto first = reinterpret_cast<std::uintptr_t>(t.data);
-    return std::pair{first, first + static_cast<std::uintptr_t>(bytes) - 1};
+    if (__builtin_mul_overflow(span, element_size_bytes(t.dtype), &span) || span >= kLimit) return std::nullopt;
+    return span;
 }
 
 }  // namespace
 
+void check_addressable(const TensorView& t, const char* name) {
+    MQAJIT_CHECK(span_bytes(t).has_value(),
+                 "{} is {}: its sizes and strides span 2^62 bytes or more; no memory is that large", name,
+                 t.describe());
+}
+
 void check_no_overlap(const TensorView& output, const char* name,
                       std::initializer_list<std::pair<const TensorView*, const char*>> others) {
-    const auto span = byte_span(output);
+    // [first, last] byte of a checked view (its strides are not negative); none for absent values.
+    const auto bytes_of = [](const TensorView& t) -> std::optional<std::pair<std::uintptr_t, std::uintptr_t>> {
+        const auto span = span_bytes(t);
+        if (t.data == nullptr || !span) return std::nullopt;
+        const auto first = reinterpret_cast<std::uintptr_t>(t.data);
+        return std::pair{first, first + static_cast<std::uintptr_t>(*span + element_size_bytes(t.dtype)) - 1};
+    };
+    const auto span = bytes_of(output);
     if (!span) return;
     for (const auto& [other, other_name] : others) {
-        const auto other_span = byte_span(*other);
+        const auto other_span = bytes_of(*other);
         if (!other_span) continue;
         MQAJIT_CHECK(span->second < other_span->first || other_span->second < span->first,
                      "{} ({}) overlaps {} ({}) in memory: the call would overwrite what it reads or one output "
